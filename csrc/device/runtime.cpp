@@ -1,0 +1,210 @@
+#include "device/runtime.h"
+
+#include <c10/util/Exception.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+
+#include "device/storage_slot.h"
+#include "pjrt/error.h"
+#include "pjrt/plugin_locator.h"
+
+namespace torch_tpu::device {
+
+namespace {
+
+std::mutex init_mutex;
+std::vector<std::string> search_dirs;
+std::unique_ptr<Runtime> the_runtime;
+std::string init_error;  // set once when starting fails; repeated on later calls
+
+thread_local int tls_current_device = 0;
+
+bool debug_from_env() {
+  const char* m = std::getenv("TORCH_TPU_EAGER_MODE");
+  if (!m || !*m || std::strcmp(m, "strict") == 0) return false;
+  if (std::strcmp(m, "debug") == 0) return true;
+  TORCH_WARN("torch_tpu: unknown TORCH_TPU_EAGER_MODE='", m, "' (use strict or debug); using strict");
+  return false;
+}
+bool debug = debug_from_env();
+
+struct Pending {
+  pjrt::Event done;
+  std::string op;
+  int device_index;
+};
+std::mutex pending_mutex;
+std::deque<Pending> pending;
+
+CopyStorageBytesFn copy_bytes_fn = nullptr;
+
+std::unique_ptr<Runtime> start_runtime() {
+  auto rt = std::make_unique<Runtime>();
+  rt->plugin_path = pjrt::locate_plugin(search_dirs);
+  rt->api = pjrt::Api::load(rt->plugin_path);
+  pjrt::ClientOptions options;
+  if (const char* n = std::getenv("TORCH_TPU_NUM_CPU_DEVICES")) options.cpu_device_count = std::atoll(n);
+  rt->client = pjrt::Client::create(rt->api, options);
+  rt->devices = rt->client->addressable_devices();
+  if (rt->devices.empty()) throw std::runtime_error("the PJRT plugin " + rt->plugin_path + " reports no devices");
+  return rt;
+}
+
+}  // namespace
+
+void set_plugin_search_dirs(std::vector<std::string> dirs) {
+  std::lock_guard<std::mutex> lock(init_mutex);
+  search_dirs = std::move(dirs);
+}
+
+Runtime& runtime() {
+  std::lock_guard<std::mutex> lock(init_mutex);
+  if (the_runtime) return *the_runtime;
+  if (init_error.empty()) {
+    try {
+      the_runtime = start_runtime();
+      return *the_runtime;
+    } catch (const std::exception& e) {
+      init_error = e.what();
+    }
+  }
+  TORCH_CHECK(false, "torch_tpu: cannot start the tpu device: ", init_error);
+}
+
+bool runtime_initialized() {
+  std::lock_guard<std::mutex> lock(init_mutex);
+  return the_runtime != nullptr;
+}
+
+int device_count() {
+  try {
+    return static_cast<int>(runtime().devices.size());
+  } catch (...) {
+    return 0;
+  }
+}
+
+const pjrt::Device& pjrt_device(int index) {
+  Runtime& rt = runtime();
+  TORCH_CHECK(index >= 0 && index < static_cast<int>(rt.devices.size()), "tpu device index ", index,
+              " is out of range: there are ", rt.devices.size(), " tpu devices");
+  return rt.devices[index];
+}
+
+int current_device() { return tls_current_device; }
+
+void set_current_device(int index) {
+  if (index != tls_current_device) pjrt_device(index);  // validates
+  tls_current_device = index;
+}
+
+bool debug_mode() { return debug; }
+void set_debug_mode(bool on) { debug = on; }
+
+void track_completion(pjrt::Event done, const std::string& op, int device_index) {
+  if (debug) {
+    try {
+      done.await();
+    } catch (const std::exception& e) {
+      TORCH_CHECK(false, "torch_tpu: ", op, " failed on tpu:", device_index, ": ", e.what());
+    }
+    return;
+  }
+  std::lock_guard<std::mutex> lock(pending_mutex);
+  // Drop finished work from the front so the queue stays short.
+  while (!pending.empty() && pending.front().done.is_ready()) {
+    Pending& p = pending.front();
+    try {
+      p.done.await();
+    } catch (...) {
+      break;  // keep it: synchronize() reports it
+    }
+    pending.pop_front();
+  }
+  pending.push_back(Pending{std::move(done), op, device_index});
+}
+
+void synchronize(int device_index) {
+  std::deque<Pending> mine;
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex);
+    std::deque<Pending> others;
+    for (auto& p : pending) {
+      if (device_index < 0 || p.device_index == device_index) mine.push_back(std::move(p));
+      else others.push_back(std::move(p));
+    }
+    pending.swap(others);
+  }
+  std::string first_error;
+  for (auto& p : mine) {
+    try {
+      p.done.await();
+    } catch (const std::exception& e) {
+      if (first_error.empty())
+        first_error = p.op + " failed on tpu:" + std::to_string(p.device_index) + ": " + e.what();
+    }
+  }
+  TORCH_CHECK(first_error.empty(), "torch_tpu: asynchronous error: ", first_error);
+}
+
+pjrt::ElementType to_pjrt(hlo::DType t) {
+  using E = pjrt::ElementType;
+  switch (t) {
+    case hlo::DType::Pred: return E::Pred;
+    case hlo::DType::I8: return E::S8;
+    case hlo::DType::I16: return E::S16;
+    case hlo::DType::I32: return E::S32;
+    case hlo::DType::I64: return E::S64;
+    case hlo::DType::U8: return E::U8;
+    case hlo::DType::U16: return E::U16;
+    case hlo::DType::U32: return E::U32;
+    case hlo::DType::U64: return E::U64;
+    case hlo::DType::F16: return E::F16;
+    case hlo::DType::BF16: return E::BF16;
+    case hlo::DType::F32: return E::F32;
+    case hlo::DType::F64: return E::F64;
+    case hlo::DType::C64: return E::C64;
+    case hlo::DType::C128: return E::C128;
+  }
+  return E::Invalid;
+}
+
+std::shared_ptr<pjrt::Buffer> upload(const void* data, const hlo::TensorType& type, int device_index) {
+  Runtime& rt = runtime();
+  try {
+    return pjrt::Buffer::from_host(*rt.client, data, to_pjrt(type.dtype), type.dims, pjrt_device(device_index));
+  } catch (const pjrt::Error& e) {
+    TORCH_CHECK(false, "torch_tpu: copying ", type.str(), " to tpu:", device_index, " failed: ", e.what());
+  }
+}
+
+std::shared_ptr<pjrt::Buffer> zeros_buffer(const hlo::TensorType& type, int device_index) {
+  size_t bytes = static_cast<size_t>(type.numel()) * (type.dtype == hlo::DType::Pred ? 1 : hlo::dtype_bits(type.dtype) / 8);
+  std::vector<uint8_t> zeros(std::max<size_t>(bytes, 1), 0);
+  return upload(zeros.data(), type, device_index);
+}
+
+void download(const StorageSlot& slot, void* dst, size_t nbytes) {
+  if (!slot.buffer) {
+    std::memset(dst, 0, nbytes);
+    return;
+  }
+  try {
+    slot.buffer->to_host(dst, nbytes);
+  } catch (const pjrt::Error& e) {
+    TORCH_CHECK(false, "torch_tpu: reading a tpu tensor failed",
+                slot.producer.empty() ? "" : " (produced by " + slot.producer + ")", ": ", e.what());
+  }
+}
+
+void set_copy_storage_bytes(CopyStorageBytesFn fn) { copy_bytes_fn = fn; }
+
+void copy_storage_bytes(StorageSlot& dst, StorageSlot& src, size_t count) {
+  TORCH_CHECK(copy_bytes_fn, "torch_tpu: storage copies are not available yet");
+  copy_bytes_fn(dst, src, count);
+}
+
+}  // namespace torch_tpu::device

@@ -1,0 +1,62 @@
+// The process-wide PJRT runtime: the plugin and client (created on first use,
+// so `import torch` stays fast), the current device, asynchronous work
+// tracking, and whole-buffer transfers between host and device.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hlo/tensor_type.h"
+#include "pjrt/api.h"
+#include "pjrt/buffer.h"
+#include "pjrt/client.h"
+#include "pjrt/device.h"
+#include "pjrt/element_type.h"
+#include "pjrt/event.h"
+
+namespace torch_tpu::device {
+
+struct StorageSlot;
+
+struct Runtime {
+  std::string plugin_path;
+  std::shared_ptr<pjrt::Api> api;
+  std::shared_ptr<pjrt::Client> client;
+  std::vector<pjrt::Device> devices;
+};
+
+// Where plugin discovery looks (Python's sys.path), set at import time.
+void set_plugin_search_dirs(std::vector<std::string> dirs);
+// Initializes on first call; throws c10::Error with the plugin's message (the
+// same one on every later call) when no plugin can be loaded.
+Runtime& runtime();
+bool runtime_initialized();
+int device_count();  // 0 when the runtime cannot start; never throws
+const pjrt::Device& pjrt_device(int index);
+
+int current_device();
+void set_current_device(int index);
+
+// Execution modes: strict (asynchronous, the default) and debug (wait after
+// every program and check its errors). TORCH_TPU_EAGER_MODE selects at start.
+bool debug_mode();
+void set_debug_mode(bool on);
+
+// Records a program's completion event; synchronize() waits for all of them
+// and raises the first error, naming the op that failed.
+void track_completion(pjrt::Event done, const std::string& op, int device_index);
+void synchronize(int device_index = -1);
+
+pjrt::ElementType to_pjrt(hlo::DType t);
+std::shared_ptr<pjrt::Buffer> upload(const void* data, const hlo::TensorType& type, int device_index);
+// The slot's whole buffer into `dst` (layout.numel() elements); zeros if never written.
+void download(const StorageSlot& slot, void* dst, size_t nbytes);
+std::shared_ptr<pjrt::Buffer> zeros_buffer(const hlo::TensorType& type, int device_index);
+
+// Device-side copy of the first `count` bytes from one storage into another
+// (storage resizes). Provided by the eager layer, which can build programs.
+using CopyStorageBytesFn = void (*)(StorageSlot& dst, StorageSlot& src, size_t count);
+void set_copy_storage_bytes(CopyStorageBytesFn fn);
+void copy_storage_bytes(StorageSlot& dst, StorageSlot& src, size_t count);
+
+}  // namespace torch_tpu::device

@@ -1,0 +1,11 @@
+// The one generic boxed kernel behind every natively lowered ATen op.
+#pragma once
+
+namespace torch_tpu::eager {
+
+// Registers the boxed kernel for PrivateUse1 under every op that has a
+// lowering rule (and its in-place / out= forms that name a rule). Called once
+// at module load, after every rule has registered itself.
+void register_lowered_ops();
+
+}  // namespace torch_tpu::eager

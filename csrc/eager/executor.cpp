@@ -1,0 +1,319 @@
+#include "eager/executor.h"
+
+#include <ATen/EmptyTensor.h>
+#include <c10/core/StorageImpl.h>
+#include <c10/util/Exception.h>
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "device/allocator.h"
+#include "device/runtime.h"
+#include "device/storage_slot.h"
+#include "eager/dtype_map.h"
+#include "eager/metrics.h"
+#include "ops/view_lowering.h"
+#include "pjrt/error.h"
+#include "pjrt/executable.h"
+
+namespace torch_tpu::eager {
+
+using ops::classify_view;
+using ops::read_view;
+using ops::ViewAccess;
+using ops::ViewGeometry;
+using ops::write_view;
+
+using device::StorageSlot;
+
+namespace {
+
+struct TensorFacts {
+  ViewGeometry view;
+  StorageSlot* slot;
+  int group;          // index of the distinct storage among all tensors of the call
+  ViewAccess access;
+  int64_t offset;
+  bool rebase = false;  // target that overwrites its whole storage: takes the view's layout
+};
+
+struct Plan {
+  std::shared_ptr<pjrt::Executable> exe;
+  std::vector<FreshOutput> fresh;
+  std::vector<hlo::TensorType> fresh_layouts;
+  std::vector<int> base_groups;        // storage group of each base parameter
+  std::vector<bool> base_aliased;      // base parameter donated to an output
+  std::vector<int> offset_tensors;     // tensor ref (inputs, then targets) of each offset parameter
+  std::vector<hlo::TensorType> target_layouts;
+};
+
+std::mutex cache_mutex;
+std::unordered_map<std::string, std::shared_ptr<Plan>>& cache() {
+  static auto* c = new std::unordered_map<std::string, std::shared_ptr<Plan>>();
+  return *c;
+}
+
+int64_t itemsize(hlo::DType d) { return d == hlo::DType::Pred ? 1 : hlo::dtype_bits(d) / 8; }
+
+void append(std::string& key, int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof(v)); }
+void append(std::string& key, const std::vector<int64_t>& v) {
+  append(key, static_cast<int64_t>(v.size()));
+  for (int64_t x : v) append(key, x);
+}
+
+TensorFacts facts_of(const at::Tensor& t, std::vector<StorageSlot*>& groups, const char* op) {
+  TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, op, ": expected a tpu tensor, got one on ",
+              t.device());
+  TensorFacts f;
+  f.view.dtype = to_hlo(t.scalar_type(), op);
+  f.view.sizes = t.sizes().vec();
+  f.view.strides = t.strides().vec();
+  f.slot = &device::slot_of(*t.unsafeGetTensorImpl());
+  f.offset = t.storage_offset();
+  auto it = std::find(groups.begin(), groups.end(), f.slot);
+  f.group = static_cast<int>(it - groups.begin());
+  if (it == groups.end()) groups.push_back(f.slot);
+  f.access = classify_view(f.slot->layout, f.view);
+  return f;
+}
+
+// Permutation that orders dims by decreasing stride when the strides are a
+// dense permutation of the sizes; empty otherwise.
+std::vector<int64_t> dense_order(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  std::vector<int64_t> order(sizes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return strides[a] > strides[b]; });
+  int64_t expect = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (sizes[*it] != 1 && strides[*it] != expect) return {};
+    expect *= sizes[*it];
+  }
+  return order;
+}
+
+std::shared_ptr<pjrt::Buffer> scalar_buffer(const RuntimeScalar& s, int device_index) {
+  return device::upload(s.bytes.data(), hlo::TensorType(s.dtype, {}), device_index);
+}
+
+std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<TensorFacts>& facts,
+                                 const std::vector<StorageSlot*>& groups) {
+  auto plan = std::make_shared<Plan>();
+  if (inv.infer_fresh) plan->fresh = inv.infer_fresh();
+  size_t n_in = inv.inputs.size(), n_tg = inv.targets.size();
+
+  // Which groups need their base buffer: read by an input, or written in place.
+  std::vector<int> group_param(groups.size(), -1);
+  std::vector<int> group_alias(groups.size(), -1);
+  for (size_t i = 0; i < facts.size(); ++i) {
+    bool is_target = i >= n_in;
+    if (is_target && facts[i].rebase) continue;
+    if (is_target) {
+      TORCH_CHECK(group_alias[facts[i].group] < 0, inv.op, ": two outputs write the same storage");
+      group_alias[facts[i].group] = static_cast<int>(i - n_in);
+    }
+    if (group_param[facts[i].group] < 0) {
+      group_param[facts[i].group] = static_cast<int>(plan->base_groups.size());
+      plan->base_groups.push_back(facts[i].group);
+    }
+  }
+  hlo::Builder b;
+  std::vector<hlo::Value> bases;
+  for (int g : plan->base_groups) {
+    bases.push_back(b.parameter(groups[g]->layout, group_alias[g]));
+    plan->base_aliased.push_back(group_alias[g] >= 0);
+  }
+  std::vector<hlo::Value> offsets(facts.size());
+  for (size_t i = 0; i < facts.size(); ++i) {
+    if (facts[i].access == ViewAccess::Whole || facts[i].rebase) continue;
+    offsets[i] = b.parameter(hlo::TensorType(hlo::DType::I64, {}));
+    plan->offset_tensors.push_back(static_cast<int>(i));
+  }
+  std::vector<hlo::Value> scalars;
+  for (const RuntimeScalar& s : inv.scalars) scalars.push_back(b.parameter(hlo::TensorType(s.dtype, {})));
+
+  std::vector<hlo::Value> views;
+  for (size_t i = 0; i < n_in; ++i)
+    views.push_back(read_view(b, bases[group_param[facts[i].group]], facts[i].view, offsets[i]));
+  std::vector<hlo::Value> results = inv.lower(b, views, scalars);
+  TORCH_CHECK(results.size() == n_tg + plan->fresh.size(), inv.op, ": the lowering produced ", results.size(),
+              " results, expected ", n_tg + plan->fresh.size());
+
+  std::vector<hlo::Value> outputs;
+  for (size_t t = 0; t < n_tg; ++t) {
+    const TensorFacts& f = facts[n_in + t];
+    hlo::TensorType want(f.view.dtype, f.view.sizes);
+    TORCH_CHECK(results[t].type == want, inv.op, ": lowering result ", t, " is ", results[t].type.str(),
+                ", expected ", want.str());
+    if (f.rebase) {
+      outputs.push_back(results[t]);
+      plan->target_layouts.push_back(want);
+    } else {
+      outputs.push_back(write_view(b, bases[group_param[f.group]], f.view, offsets[n_in + t], results[t]));
+      plan->target_layouts.push_back(groups[f.group]->layout);
+    }
+  }
+  for (size_t k = 0; k < plan->fresh.size(); ++k) {
+    const FreshOutput& fo = plan->fresh[k];
+    hlo::Value r = results[n_tg + k];
+    hlo::TensorType want(to_hlo(fo.dtype, inv.op.c_str()), fo.sizes);
+    TORCH_CHECK(r.type == want, inv.op, ": lowering result ", n_tg + k, " is ", r.type.str(), ", expected ",
+                want.str());
+    std::vector<int64_t> order = dense_order(fo.sizes, fo.strides);
+    if (order.empty() && r.type.numel() == 0)
+      for (size_t d = 0; d < fo.sizes.size(); ++d) order.push_back(static_cast<int64_t>(d));
+    TORCH_CHECK(order.size() == fo.sizes.size(), inv.op, ": outputs with overlapping strides are not supported");
+    hlo::Value stored = b.transpose(r, order);
+    plan->fresh_layouts.push_back(stored.type);
+    outputs.push_back(stored);
+  }
+  std::string text = b.finish(outputs);
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    plan->exe = pjrt::Executable::compile(device::runtime().client, text, pjrt::CompileSettings{});
+  } catch (const pjrt::Error& e) {
+    TORCH_CHECK(false, "torch_tpu: compiling ", inv.op, " failed: ", e.what(), "\nprogram:\n", text);
+  }
+  count_compile(inv.op, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return plan;
+}
+
+}  // namespace
+
+RuntimeScalar runtime_scalar_as(const c10::Scalar& s, hlo::DType dtype) {
+  RuntimeScalar r;
+  r.dtype = dtype;
+  auto put = [&](auto v) { std::memcpy(r.bytes.data(), &v, sizeof(v)); };
+  switch (dtype) {
+    case hlo::DType::Pred: put(static_cast<uint8_t>(s.toBool())); break;
+    case hlo::DType::I64: put(s.toLong()); break;
+    case hlo::DType::F64: put(s.toDouble()); break;
+    case hlo::DType::F32: put(s.toFloat()); break;
+    case hlo::DType::I32: put(s.toInt()); break;
+    default: TORCH_CHECK(false, "torch_tpu: runtime scalars of ", hlo::dtype_name(dtype), " are not supported");
+  }
+  return r;
+}
+
+RuntimeScalar runtime_scalar(const c10::Scalar& s, const char* op) {
+  TORCH_CHECK(!s.isComplex(), op, ": complex scalars are not supported on the tpu device");
+  if (s.isBoolean()) return runtime_scalar_as(s, hlo::DType::Pred);
+  if (s.isIntegral(false)) return runtime_scalar_as(s, hlo::DType::I64);
+  return runtime_scalar_as(s, hlo::DType::F64);
+}
+
+at::Tensor new_tpu_tensor(c10::ScalarType dtype, c10::IntArrayRef sizes, c10::IntArrayRef strides,
+                          int device_index) {
+  int saved = device::current_device();
+  device::set_current_device(device_index);
+  size_t nbytes = at::detail::computeStorageNbytes(sizes, strides, c10::elementSize(dtype));
+  auto* alloc = device::tpu_allocator();
+  auto storage = c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t(), nbytes,
+                                                       alloc->allocate(nbytes), alloc, /*resizable=*/true);
+  device::set_current_device(saved);
+  auto t = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(std::move(storage)),
+                                                    c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                                    c10::scalarTypeToTypeMeta(dtype));
+  t.unsafeGetTensorImpl()->set_sizes_and_strides(sizes, strides);
+  // The storage's base shape: the tensor's own when it is dense and row-major.
+  StorageSlot& slot = device::slot_of(*t.unsafeGetTensorImpl());
+  hlo::DType hd = to_hlo(dtype);
+  int64_t isz = itemsize(hd);
+  if (t.is_contiguous() && static_cast<size_t>(t.numel() * isz) == nbytes) {
+    slot.layout = hlo::TensorType(hd, sizes.vec());
+  } else if (nbytes % isz == 0) {
+    slot.layout = hlo::TensorType(hd, {static_cast<int64_t>(nbytes / isz)});
+  }
+  return t;
+}
+
+std::vector<at::Tensor> execute(const Invocation& inv) {
+  const char* op = inv.op.c_str();
+  std::vector<StorageSlot*> groups;
+  std::vector<TensorFacts> facts;
+  for (const at::Tensor& t : inv.inputs) facts.push_back(facts_of(t, groups, op));
+  for (const at::Tensor& t : inv.targets) {
+    TensorFacts f = facts_of(t, groups, op);
+    int64_t isz = itemsize(f.view.dtype);
+    f.rebase = t.is_contiguous() && static_cast<size_t>(t.numel() * isz) == f.slot->nbytes;
+    facts.push_back(f);
+  }
+  for (const TensorFacts& f : facts)
+    TORCH_CHECK(f.slot->device_index == inv.device_index, op, ": expected all tensors on tpu:", inv.device_index,
+                ", got one on tpu:", f.slot->device_index);
+
+  std::string key = inv.op;
+  key.push_back('\0');
+  key += inv.static_key;
+  key.push_back('\0');
+  for (const TensorFacts& f : facts) {
+    append(key, static_cast<int64_t>(f.view.dtype));
+    append(key, f.view.sizes);
+    append(key, f.view.strides);
+    append(key, static_cast<int64_t>(f.slot->layout.dtype));
+    append(key, f.slot->layout.dims);
+    append(key, static_cast<int64_t>(f.slot->nbytes));
+    append(key, f.group * 2 + (f.rebase ? 1 : 0));
+  }
+  for (const RuntimeScalar& s : inv.scalars) append(key, static_cast<int64_t>(s.dtype));
+
+  std::shared_ptr<Plan> plan;
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    auto it = cache().find(key);
+    if (it != cache().end()) plan = it->second;
+  }
+  if (plan) {
+    count_cache_hit();
+  } else {
+    plan = build_plan(inv, facts, groups);
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    cache().emplace(key, plan);
+  }
+
+  // Arguments: bases, offsets, scalars. Keep the temporaries alive until Execute returns.
+  std::vector<std::shared_ptr<pjrt::Buffer>> keep;
+  std::vector<pjrt::Buffer*> args;
+  std::vector<int64_t> non_donatable;
+  for (size_t p = 0; p < plan->base_groups.size(); ++p) {
+    StorageSlot* slot = groups[plan->base_groups[p]];
+    if (!slot->buffer) slot->buffer = device::zeros_buffer(slot->layout, inv.device_index);
+    // Donate only a buffer no other storage shares; otherwise PJRT copies it.
+    if (plan->base_aliased[p] && slot->buffer.use_count() > 1) non_donatable.push_back(static_cast<int64_t>(p));
+    keep.push_back(slot->buffer);
+    args.push_back(slot->buffer.get());
+  }
+  for (int ti : plan->offset_tensors) {
+    RuntimeScalar off = runtime_scalar_as(c10::Scalar(facts[ti].offset), hlo::DType::I64);
+    keep.push_back(scalar_buffer(off, inv.device_index));
+    args.push_back(keep.back().get());
+  }
+  for (const RuntimeScalar& s : inv.scalars) {
+    keep.push_back(scalar_buffer(s, inv.device_index));
+    args.push_back(keep.back().get());
+  }
+  pjrt::ExecuteResult result;
+  try {
+    result = plan->exe->execute(args, device::pjrt_device(inv.device_index), non_donatable);
+  } catch (const pjrt::Error& e) {
+    TORCH_CHECK(false, "torch_tpu: running ", inv.op, " failed: ", e.what());
+  }
+  count_execution();
+  keep.clear();
+
+  size_t n_in = inv.inputs.size(), n_tg = inv.targets.size();
+  for (size_t t = 0; t < n_tg; ++t)
+    facts[n_in + t].slot->set(result.outputs[t], plan->target_layouts[t], inv.op);
+  std::vector<at::Tensor> fresh;
+  for (size_t k = 0; k < plan->fresh.size(); ++k) {
+    const FreshOutput& fo = plan->fresh[k];
+    at::Tensor out = new_tpu_tensor(fo.dtype, fo.sizes, fo.strides, inv.device_index);
+    device::slot_of(*out.unsafeGetTensorImpl()).set(result.outputs[n_tg + k], plan->fresh_layouts[k], inv.op);
+    fresh.push_back(out);
+  }
+  device::track_completion(std::move(result.done), inv.op, inv.device_index);
+  return fresh;
+}
+
+}  // namespace torch_tpu::eager

@@ -1,0 +1,55 @@
+// The op executor: tpu tensors -> view geometry -> cache key -> executable
+// (built by a lowering on a miss) -> execute -> outputs written back.
+#pragma once
+#include <ATen/core/Tensor.h>
+#include <c10/core/Scalar.h>
+
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hlo/builder.h"
+
+namespace torch_tpu::eager {
+
+// A value that changes from call to call, passed as a 0-d operand so it never
+// becomes a compile-time constant (DESIGN.md: cache keys are static facts only).
+struct RuntimeScalar {
+  hlo::DType dtype;
+  std::array<uint8_t, 8> bytes{};
+};
+RuntimeScalar runtime_scalar(const c10::Scalar& s, const char* op);
+RuntimeScalar runtime_scalar_as(const c10::Scalar& s, hlo::DType dtype);
+
+// A result that becomes a new tensor.
+struct FreshOutput {
+  c10::ScalarType dtype;
+  std::vector<int64_t> sizes, strides;
+};
+
+// Emits the results: first one per target (in the target's dtype and sizes),
+// then one per fresh output. `tensors` are the inputs' views, dense.
+using LowerFn = std::function<std::vector<hlo::Value>(
+    hlo::Builder&, const std::vector<hlo::Value>& tensors, const std::vector<hlo::Value>& scalars)>;
+
+struct Invocation {
+  std::string op;            // named in errors, counted in metrics, part of the key
+  std::string static_key;    // structural arguments beyond the tensors' geometry
+  std::vector<at::Tensor> inputs;   // tpu tensors the program reads
+  std::vector<RuntimeScalar> scalars;
+  std::vector<at::Tensor> targets;  // tpu tensors the program writes (in-place / out=)
+  int device_index = 0;
+  // Called only on a cache miss:
+  std::function<std::vector<FreshOutput>()> infer_fresh;
+  LowerFn lower;
+};
+
+// Runs (compiling on a miss) and returns the fresh outputs; targets are updated.
+std::vector<at::Tensor> execute(const Invocation& inv);
+
+// A new tpu tensor of the given geometry whose storage starts empty.
+at::Tensor new_tpu_tensor(c10::ScalarType dtype, c10::IntArrayRef sizes, c10::IntArrayRef strides,
+                          int device_index);
+
+}  // namespace torch_tpu::eager

@@ -1,0 +1,62 @@
+// fill_, zero_ and _local_scalar_dense (`.item()`).
+#include <ATen/core/Tensor.h>
+#include <torch/library.h>
+
+#include "eager/dtype_map.h"
+#include "eager/executor.h"
+
+namespace torch_tpu::eager {
+
+at::Tensor to_host(const at::Tensor& src);  // copy.cpp
+
+namespace {
+
+void fill_with(const at::Tensor& self, const RuntimeScalar& value, const at::Tensor* device_value) {
+  Invocation inv;
+  inv.op = "fill_";
+  inv.targets = {self};
+  if (device_value) inv.inputs = {*device_value};
+  else inv.scalars = {value};
+  inv.device_index = self.device().index();
+  hlo::TensorType out(to_hlo(self.scalar_type(), "fill_"), self.sizes().vec());
+  inv.lower = [out](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>& s) {
+    const hlo::Value& v = t.empty() ? s.at(0) : t.at(0);
+    return std::vector<hlo::Value>{b.broadcast_in_dim(b.convert(v, out.dtype), out.dims, {})};
+  };
+  execute(inv);
+}
+
+at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
+  if (self.numel() == 0) return self;
+  fill_with(self, runtime_scalar(value, "fill_"), nullptr);
+  return self;
+}
+
+at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
+              " dimensions.");
+  if (self.numel() == 0) return self;
+  if (value.device().type() == c10::DeviceType::PrivateUse1) {
+    fill_with(self, RuntimeScalar{}, &value);
+  } else {
+    fill_with(self, runtime_scalar(value.item(), "fill_"), nullptr);
+  }
+  return self;
+}
+
+at::Tensor& zero(at::Tensor& self) { return fill_scalar(self, c10::Scalar(0)); }
+
+c10::Scalar local_scalar_dense(const at::Tensor& self) {
+  TORCH_CHECK(self.numel() == 1, "a Tensor with ", self.numel(), " elements cannot be converted to Scalar");
+  return to_host(self).item();
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("fill_.Scalar", fill_scalar);
+  m.impl("fill_.Tensor", fill_tensor);
+  m.impl("zero_", zero);
+  m.impl("_local_scalar_dense", local_scalar_dense);
+}
+
+}  // namespace
+}  // namespace torch_tpu::eager

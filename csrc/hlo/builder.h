@@ -1,0 +1,109 @@
+// Emits one StableHLO function (`@main`) as MLIR text, in the generic op
+// form ("stablehlo.add"(...) {...} : (...) -> ...): one spelling for every op,
+// stable across StableHLO versions, and printable without MLIR libraries.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hlo/tensor_type.h"
+
+namespace torch_tpu::hlo {
+
+class Builder;
+// Builds the body of a region (reduce, scatter, sort comparators) from its
+// block arguments and returns the values the region yields.
+using RegionBody = std::function<std::vector<Value>(Builder&, const std::vector<Value>&)>;
+
+class Builder {
+ public:
+  Builder();
+
+  // A function argument; `alias_output` >= 0 donates it to that output.
+  Value parameter(const TensorType& type, int alias_output = -1);
+
+  // --- constants -----------------------------------------------------------
+  Value constant_float(DType dtype, double v);    // 0-d; any dtype
+  Value constant_int(DType dtype, int64_t v);     // 0-d; any dtype
+  Value constant_bool(bool v);                    // 0-d i1
+  Value splat_float(const TensorType& type, double v);  // constant broadcast to type
+  Value splat_int(const TensorType& type, int64_t v);
+
+  // --- elementwise ---------------------------------------------------------
+  Value unary(const std::string& op, const Value& a);  // "negate", "exponential", ...
+  Value binary(const std::string& op, const Value& a, const Value& b);  // same types
+  Value add(const Value& a, const Value& b) { return binary("add", a, b); }
+  Value subtract(const Value& a, const Value& b) { return binary("subtract", a, b); }
+  Value multiply(const Value& a, const Value& b) { return binary("multiply", a, b); }
+  Value divide(const Value& a, const Value& b) { return binary("divide", a, b); }
+  Value maximum(const Value& a, const Value& b) { return binary("maximum", a, b); }
+  Value minimum(const Value& a, const Value& b) { return binary("minimum", a, b); }
+  Value negate(const Value& a) { return unary("negate", a); }
+  // direction: EQ NE LT LE GT GE; the comparison type follows the dtype.
+  Value compare(const Value& a, const Value& b, const std::string& direction);
+  Value select(const Value& pred, const Value& on_true, const Value& on_false);
+  Value convert(const Value& a, DType to);  // no-op when already `to`
+  Value bitcast_convert(const Value& a, const TensorType& to);
+
+  // --- shape ---------------------------------------------------------------
+  Value reshape(const Value& a, const std::vector<int64_t>& dims);  // no-op if same
+  Value transpose(const Value& a, const std::vector<int64_t>& permutation);
+  // `dims[i]` is the result dimension that operand dimension i maps to.
+  Value broadcast_in_dim(const Value& a, const std::vector<int64_t>& result_dims,
+                         const std::vector<int64_t>& dims);
+  // Numpy-style broadcast of `a` to `result_dims` (trailing alignment).
+  Value broadcast_to(const Value& a, const std::vector<int64_t>& result_dims);
+  Value iota(const TensorType& type, int64_t dimension);
+  Value slice(const Value& a, const std::vector<int64_t>& start,
+              const std::vector<int64_t>& limit, const std::vector<int64_t>& strides);
+  // `starts` are 0-d integer values, one per dimension.
+  Value dynamic_slice(const Value& a, const std::vector<Value>& starts,
+                      const std::vector<int64_t>& sizes);
+  Value dynamic_update_slice(const Value& a, const Value& update, const std::vector<Value>& starts);
+  Value concatenate(const std::vector<Value>& parts, int64_t dimension);
+  Value pad(const Value& a, const Value& padding_value, const std::vector<int64_t>& low,
+            const std::vector<int64_t>& high, const std::vector<int64_t>& interior);
+
+  // Element gather from a 1-D operand: result[i...] = operand[indices[i...]].
+  Value gather_elements_1d(const Value& operand, const Value& indices);
+  // Element scatter into a 1-D operand: operand[indices[i...]] = updates[i...].
+  Value scatter_elements_1d(const Value& operand, const Value& indices, const Value& updates);
+
+  // Reduces `inputs` over `dimensions` with `body` (args: accumulators then elements).
+  std::vector<Value> reduce(const std::vector<Value>& inputs, const std::vector<Value>& inits,
+                            const std::vector<int64_t>& dimensions, const RegionBody& body);
+
+  // Escape hatch for ops without a method yet: generic form with raw attribute
+  // text (e.g. "dimension = 0 : i64") and result types.
+  std::vector<Value> emit(const std::string& op, const std::vector<Value>& operands,
+                          const std::string& attributes, const std::vector<TensorType>& results,
+                          const std::vector<std::pair<std::vector<TensorType>, RegionBody>>& regions = {});
+  Value emit1(const std::string& op, const std::vector<Value>& operands,
+              const std::string& attributes, const TensorType& result) {
+    return emit(op, operands, attributes, {result})[0];
+  }
+
+  // The complete module with `results` returned from @main.
+  std::string finish(const std::vector<Value>& results);
+
+  size_t num_parameters() const { return params_.size(); }
+
+ private:
+  struct Shared { int next_id = 0; };
+  Builder(std::shared_ptr<Shared> shared, int indent);
+  std::string fresh_name();
+  std::string region_text(const std::vector<TensorType>& arg_types, const RegionBody& body);
+
+  std::shared_ptr<Shared> shared_;
+  int indent_ = 4;
+  std::ostringstream body_;
+  std::vector<std::pair<TensorType, int>> params_;
+};
+
+std::string int_array(const std::vector<int64_t>& v);  // "array<i64: 1, 2>"
+std::string int_list(const std::vector<int64_t>& v);   // "[1, 2]"
+
+}  // namespace torch_tpu::hlo

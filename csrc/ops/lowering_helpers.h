@@ -1,0 +1,19 @@
+// Small helpers shared by lowering rules.
+#pragma once
+#include "hlo/builder.h"
+#include "ops/op_call.h"
+
+namespace torch_tpu::ops {
+
+// `v` converted to `type`'s dtype and broadcast to its shape (PyTorch's
+// implicit promotion + broadcasting of an operand into a result).
+inline hlo::Value to_type(hlo::Builder& b, const hlo::Value& v, const hlo::TensorType& type) {
+  return b.broadcast_to(b.convert(v, type.dtype), type.dims);
+}
+
+// The operand value of tensor/scalar argument `i`.
+inline const hlo::Value& operand(const OpCall& c, const std::vector<hlo::Value>& ops, size_t i) {
+  return ops.at(c.arg(i).operand());
+}
+
+}  // namespace torch_tpu::ops

@@ -1,0 +1,40 @@
+// A torch-free description of one ATen op call, built by the eager executor
+// from the IValue stack (and by the compile path from FX nodes). Lowering
+// rules read their arguments from it in schema order.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hlo/tensor_type.h"
+
+namespace torch_tpu::ops {
+
+struct Arg {
+  enum class Kind { None, Tensor, TensorList, Scalar, Int, Double, Bool, IntList, DType, String, Other };
+  Kind kind = Kind::None;
+  // Tensor: index into the rule's operand list; TensorList: one index each.
+  // Scalar: a runtime 0-d operand (its value changes without recompiling).
+  std::vector<int> operands;
+  int64_t i = 0;
+  double d = 0;
+  bool b = false;
+  std::vector<int64_t> ints;
+  hlo::DType dtype = hlo::DType::F32;
+  std::string s;
+
+  bool is_none() const { return kind == Kind::None; }
+  int operand() const { return operands.at(0); }
+};
+
+struct OpCall {
+  std::string op;                         // "add.Tensor"
+  std::vector<Arg> args;                  // schema order
+  std::vector<hlo::TensorType> operands;  // types of the rule's operands
+  std::vector<hlo::TensorType> outputs;   // the result types PyTorch's meta kernel gives
+
+  const Arg& arg(size_t i) const { return args.at(i); }
+};
+
+}  // namespace torch_tpu::ops

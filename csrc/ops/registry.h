@@ -1,0 +1,33 @@
+// The lowering registry: ATen op name ("add.Tensor") -> rule. Shared by the
+// eager executor and the compile path. Rules register themselves from their
+// family's file with TORCH_TPU_LOWERING, so adding an op touches one file.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hlo/builder.h"
+#include "ops/op_call.h"
+
+namespace torch_tpu::ops {
+
+// Emits the op's results (types must equal call.outputs) from its operands.
+using LoweringRule = std::function<std::vector<hlo::Value>(
+    hlo::Builder&, const OpCall&, const std::vector<hlo::Value>& operands)>;
+
+void register_lowering(const std::string& op, LoweringRule rule);
+const LoweringRule* find_lowering(const std::string& op);
+std::vector<std::string> lowered_ops();
+
+struct LoweringRegistrar {
+  LoweringRegistrar(const char* op, LoweringRule rule) { register_lowering(op, std::move(rule)); }
+};
+
+}  // namespace torch_tpu::ops
+
+#define TORCH_TPU_LOWERING_CONCAT2(a, b) a##b
+#define TORCH_TPU_LOWERING_CONCAT(a, b) TORCH_TPU_LOWERING_CONCAT2(a, b)
+// TORCH_TPU_LOWERING("neg", [](hlo::Builder& b, const OpCall& c, const auto& v) {...});
+#define TORCH_TPU_LOWERING(op, ...)                                                   \
+  static ::torch_tpu::ops::LoweringRegistrar TORCH_TPU_LOWERING_CONCAT(lowering_, __COUNTER__)( \
+      op, __VA_ARGS__)

@@ -1,0 +1,86 @@
+// A dense array resident on one device.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "pjrt/device.h"
+#include "pjrt/element_type.h"
+#include "pjrt/event.h"
+
+namespace torch_tpu::pjrt {
+
+class Client;
+
+namespace abi {
+struct PJRT_Buffer;
+}
+
+// Owned through std::shared_ptr; the destructor calls PJRT_Buffer_Destroy
+// (the plugin frees device memory once pending work using it is done).
+// Element type and dims are read once at construction.
+class Buffer : public std::enable_shared_from_this<Buffer> {
+ public:
+  // Copies dense row-major host data to `device`. The host memory is only
+  // read during the call ("immutable only during call" semantics), so the
+  // caller may free or reuse `data` as soon as this returns. `data` may be
+  // null when the array has no elements. The transfer itself may still be in
+  // flight; ready_event() tracks it, and later uses of the buffer wait for it
+  // implicitly.
+  static std::shared_ptr<Buffer> from_host(Client& client, const void* data,
+                                           ElementType type,
+                                           const std::vector<int64_t>& dims,
+                                           const Device& device);
+
+  // Takes ownership of a PJRT_Buffer produced by the plugin.
+  static std::shared_ptr<Buffer> adopt(std::shared_ptr<Client> client,
+                                       abi::PJRT_Buffer* buffer);
+
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  ElementType element_type() const { return type_; }
+  const std::vector<int64_t>& dims() const { return dims_; }
+  int64_t element_count() const;
+  // Size of the dense row-major host copy: element_count * element_size.
+  size_t host_size_bytes() const;
+  // Bytes the buffer occupies on the device (may include padding/tiling).
+  size_t on_device_size_bytes() const;
+  Device device() const;
+
+  // Starts copying the contents to `dst` as dense row-major data;
+  // `dst_size` must be >= host_size_bytes(). The caller keeps `dst` alive
+  // until the returned Event is done; the Event waits for the copy if it is
+  // destroyed first, and keeps this Buffer alive meanwhile.
+  Event to_host_async(void* dst, size_t dst_size);
+  // Same, waiting for the copy. Throws Error on failure.
+  void to_host(void* dst, size_t dst_size);
+
+  // Becomes ready once the buffer's contents are computed/transferred; holds
+  // an error if producing them failed.
+  Event ready_event();
+
+  // Copies to another device of the same client.
+  std::shared_ptr<Buffer> copy_to_device(const Device& device);
+
+  // Releases the device memory now; the object stays valid for is_deleted().
+  void delete_now();
+  // True after delete_now() or after the buffer was donated to an execution.
+  bool is_deleted() const;
+
+  abi::PJRT_Buffer* raw() const { return buffer_; }
+  const std::shared_ptr<Client>& client() const { return client_; }
+
+ private:
+  Buffer(std::shared_ptr<Client> client, abi::PJRT_Buffer* buffer);
+
+  std::shared_ptr<Client> client_;
+  abi::PJRT_Buffer* buffer_;
+  ElementType type_ = ElementType::Invalid;
+  std::vector<int64_t> dims_;
+};
+
+}  // namespace torch_tpu::pjrt

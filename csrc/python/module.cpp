@@ -1,0 +1,116 @@
+// torch_tpu._C: the Python face of the runtime, executor and metrics.
+#include <torch/csrc/Generator.h>
+#include <torch/extension.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "device/allocator.h"
+#include "device/generator.h"
+#include "device/runtime.h"
+#include "eager/boxed_kernel.h"
+#include "eager/metrics.h"
+#include "ops/registry.h"
+#include "pjrt/api.h"
+
+namespace py = pybind11;
+using namespace torch_tpu;
+
+namespace {
+
+py::dict runtime_info() {
+  device::Runtime& rt = device::runtime();
+  py::dict info;
+  info["plugin_path"] = rt.plugin_path;
+  info["platform_name"] = rt.client->platform_name();
+  info["platform_version"] = rt.client->platform_version();
+  info["pjrt_api_version"] = py::make_tuple(rt.api->api_major(), rt.api->api_minor());
+  py::list devices;
+  for (const pjrt::Device& d : rt.devices) {
+    py::dict dd;
+    dd["id"] = d.id();
+    dd["kind"] = d.kind();
+    dd["description"] = d.to_string();
+    devices.append(dd);
+  }
+  info["devices"] = devices;
+  return info;
+}
+
+// Free and total bytes: the plugin's figures when it reports a limit; the
+// host's memory for the CPU plugin, whose device memory is host memory.
+py::tuple mem_get_info(int index) {
+  const pjrt::Device& d = device::pjrt_device(index);
+  if (auto s = d.memory_stats(); s && s->bytes_limit)
+    return py::make_tuple(*s->bytes_limit - s->bytes_in_use, *s->bytes_limit);
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  int64_t total = 0, avail = 0;
+  while (std::getline(meminfo, line)) {
+    std::istringstream ss(line);
+    std::string name;
+    int64_t kb = 0;
+    ss >> name >> kb;
+    if (name == "MemTotal:") total = kb * 1024;
+    if (name == "MemAvailable:") avail = kb * 1024;
+  }
+  return py::make_tuple(avail, total);
+}
+
+py::dict memory_stats(int index) {
+  device::MemoryStats s = device::memory_stats(index);
+  py::dict d;
+  d["allocated_bytes.all.current"] = s.allocated;
+  d["allocated_bytes.all.peak"] = s.peak_allocated;
+  d["allocation.all.allocated"] = s.num_allocs;
+  d["allocation.all.freed"] = s.num_frees;
+  d["allocation.all.current"] = s.num_allocs - s.num_frees;
+  return d;
+}
+
+py::dict metrics() {
+  eager::Metrics m = eager::metrics_snapshot();
+  py::dict d;
+  d["compiles"] = m.compiles;
+  d["cache_hits"] = m.cache_hits;
+  d["executions"] = m.executions;
+  d["compile_seconds"] = m.compile_seconds;
+  d["host_to_device_bytes"] = m.host_to_device_bytes;
+  d["device_to_host_bytes"] = m.device_to_host_bytes;
+  d["compiles_by_op"] = m.compiles_by_op;
+  d["fallbacks_by_op"] = m.fallbacks_by_op;
+  int64_t fallbacks = 0;
+  for (const auto& kv : m.fallbacks_by_op) fallbacks += kv.second;
+  d["fallbacks"] = fallbacks;
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "torch_tpu native core";
+  m.def("_set_plugin_search_dirs", &device::set_plugin_search_dirs);
+  m.def("_register_ops", &eager::register_lowered_ops);
+  m.def("_lowered_ops", &ops::lowered_ops);
+  m.def("_runtime_info", &runtime_info);
+  m.def("_runtime_started", &device::runtime_initialized);
+  m.def("_start_runtime", []() { device::runtime(); });
+  m.def("device_count", &device::device_count);
+  m.def("current_device", &device::current_device);
+  m.def("set_device", &device::set_current_device);
+  m.def("synchronize", &device::synchronize, py::arg("device") = -1, py::call_guard<py::gil_scoped_release>());
+  m.def("set_debug_mode", &device::set_debug_mode);
+  m.def("debug_mode", &device::debug_mode);
+  m.def("memory_allocated", [](int i) { return device::memory_stats(i).allocated; });
+  m.def("max_memory_allocated", [](int i) { return device::memory_stats(i).peak_allocated; });
+  m.def("reset_peak_memory_stats", &device::reset_peak_memory_stats);
+  m.def("memory_stats", &memory_stats);
+  m.def("mem_get_info", &mem_get_info);
+  m.def("metrics", &metrics);
+  m.def("reset_metrics", &eager::reset_metrics);
+  m.def("_default_generator", [](int i) {
+    return py::reinterpret_steal<py::object>(
+        THPGenerator_initDefaultGenerator(device::default_generator(static_cast<c10::DeviceIndex>(i))));
+  });
+  m.attr("PJRT_MIN_API_MINOR") = pjrt::Api::kMinApiMinor;
+}

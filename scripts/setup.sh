@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Sets up a fresh machine: .venv with the pinned torch, the XLA CPU PJRT
+# plugin, GoogleTest, and torch_tpu built in place (ninja, incremental).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+# shellcheck disable=SC1091
+. .venv/bin/activate
+python -m pip install -q --upgrade pip
+# torch is pinned: a looser spec downloads a multi-GB CUDA build.
+python -m pip install -q torch==2.13.0
+python -m pip install -q "xla-cpu-pjrt==0.0.1" "scikit-build-core>=0.10" ninja cmake numpy pytest
+if [ ! -f /usr/include/gtest/gtest.h ]; then
+  echo "installing GoogleTest (libgtest-dev) for the C++ unit tests" >&2
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq libgtest-dev >/dev/null
+fi
+python -m pip install -q --no-build-isolation -e . \
+  -Cbuild-dir=build/py -Ccmake.define.TORCH_TPU_BUILD_TESTS=ON

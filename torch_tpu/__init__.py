@@ -1,0 +1,33 @@
+"""torch_tpu: a PyTorch device backend named ``tpu``, on XLA through PJRT.
+
+``import torch`` loads it (a ``torch.backends`` entry point); ``import
+torch_tpu`` works too. The PJRT plugin itself starts on first use.
+"""
+import sys
+
+import torch
+
+from . import _C
+
+# Plugin discovery looks for plugin wheels on sys.path (see csrc/pjrt/plugin_locator).
+_C._set_plugin_search_dirs([p for p in sys.path if p])
+_C._register_ops()
+
+torch.utils.rename_privateuse1_backend("tpu")
+
+from . import tpu as _tpu_module  # noqa: E402
+from . import backends as _backends  # noqa: E402
+
+torch._register_device_module("tpu", _tpu_module)
+torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
+torch.backends.tpu = _backends
+sys.modules.setdefault("torch.backends.tpu", _backends)
+
+from .config import config_text, metrics, reset_metrics, show_config  # noqa: E402,F401
+from .modes import debug_mode  # noqa: E402,F401
+
+__version__ = "0.1.0"
+
+
+def _autoload():
+    """Entry point for torch's device-backend autoload; importing did the work."""

@@ -1,0 +1,31 @@
+"""Runtime configuration and counters: show_config(), metrics()."""
+from . import _C
+
+
+def metrics() -> dict:
+    """Counters: compiles, cache hits, executions, transfers, CPU fallbacks."""
+    return dict(_C.metrics())
+
+
+def reset_metrics() -> None:
+    _C.reset_metrics()
+
+
+def config_text() -> str:
+    """Plugin path, platform, PJRT API version and devices."""
+    info = _C._runtime_info()
+    major, minor = info["pjrt_api_version"]
+    lines = [
+        f"PJRT plugin:   {info['plugin_path']}",
+        f"platform:      {info['platform_name']} ({info['platform_version']})",
+        f"PJRT C API:    {major}.{minor} (torch_tpu needs 0.{_C.PJRT_MIN_API_MINOR} or newer)",
+        f"devices:       {len(info['devices'])}",
+    ]
+    for i, d in enumerate(info["devices"]):
+        lines.append(f"  tpu:{i}  {d['kind']}  {d['description']}")
+    return "\n".join(lines)
+
+
+def show_config() -> None:
+    """Prints config_text()."""
+    print(config_text())

@@ -1,0 +1,186 @@
+"""``torch.tpu``: device, memory and RNG management, like ``torch.cuda``."""
+import contextlib
+from dataclasses import dataclass
+
+import torch
+
+from . import _C
+
+
+def _index(device=None) -> int:
+    """Device index from None (current), an int, 'tpu:N' or a torch.device."""
+    if device is None:
+        return _C.current_device()
+    if isinstance(device, int):
+        return device
+    d = torch.device(device)
+    if d.type != "tpu":
+        raise ValueError(f"expected a tpu device, got {d}")
+    return _C.current_device() if d.index is None else d.index
+
+
+def is_available() -> bool:
+    return _C.device_count() > 0
+
+
+def is_initialized() -> bool:
+    return _C._runtime_started()
+
+
+def init() -> None:
+    _C._start_runtime()
+
+
+def device_count() -> int:
+    return _C.device_count()
+
+
+def current_device() -> int:
+    return _C.current_device()
+
+
+def set_device(device) -> None:
+    _C.set_device(_index(device))
+
+
+class device:
+    """Context manager that makes ``device`` the current tpu device."""
+
+    def __init__(self, device):
+        self.idx = _index(device)
+        self.prev = -1
+
+    def __enter__(self):
+        self.prev = _C.current_device()
+        _C.set_device(self.idx)
+
+    def __exit__(self, *exc):
+        _C.set_device(self.prev)
+        return False
+
+
+def synchronize(device=None) -> None:
+    """Waits for all work queued on the device; raises its first error."""
+    _C.synchronize(-1 if device is None else _index(device))
+
+
+@dataclass(frozen=True)
+class _DeviceProperties:
+    name: str
+    platform: str
+    platform_version: str
+    total_memory: int
+    index: int
+
+
+def get_device_properties(device=None) -> _DeviceProperties:
+    i = _index(device)
+    info = _C._runtime_info()
+    if not 0 <= i < len(info["devices"]):
+        raise AssertionError(f"Invalid device id {i}: there are {len(info['devices'])} tpu devices")
+    d = info["devices"][i]
+    return _DeviceProperties(
+        name=d["kind"],
+        platform=info["platform_name"],
+        platform_version=info["platform_version"],
+        total_memory=_C.mem_get_info(i)[1],
+        index=i,
+    )
+
+
+def get_device_name(device=None) -> str:
+    return get_device_properties(device).name
+
+
+# --- memory ------------------------------------------------------------------
+
+def memory_allocated(device=None) -> int:
+    """Bytes held by live tpu storages on the device."""
+    return _C.memory_allocated(_index(device))
+
+
+def max_memory_allocated(device=None) -> int:
+    return _C.max_memory_allocated(_index(device))
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    _C.reset_peak_memory_stats(_index(device))
+
+
+def memory_stats(device=None) -> dict:
+    return dict(_C.memory_stats(_index(device)))
+
+
+def mem_get_info(device=None):
+    """(free, total) bytes of the device's memory."""
+    return tuple(_C.mem_get_info(_index(device)))
+
+
+def empty_cache() -> None:
+    """No cache to drop: freed storages release their buffers at once."""
+
+
+# --- random numbers ----------------------------------------------------------
+
+def _generator(device=None) -> torch.Generator:
+    return _C._default_generator(_index(device))
+
+
+class _DefaultGenerators:
+    def __getitem__(self, i):
+        return _C._default_generator(i)
+
+    def __len__(self):
+        return device_count()
+
+
+default_generators = _DefaultGenerators()
+
+
+def manual_seed(seed) -> None:
+    _generator().manual_seed(int(seed))
+
+
+def manual_seed_all(seed) -> None:
+    for i in range(max(device_count(), 1)):
+        _C._default_generator(i).manual_seed(int(seed))
+
+
+def seed() -> None:
+    _generator().seed()
+
+
+def seed_all() -> None:
+    for i in range(max(device_count(), 1)):
+        _C._default_generator(i).seed()
+
+
+def initial_seed() -> int:
+    return _generator().initial_seed()
+
+
+def get_rng_state(device="tpu") -> torch.Tensor:
+    return _generator(device).get_state()
+
+
+def get_rng_state_all():
+    return [_C._default_generator(i).get_state() for i in range(device_count())]
+
+
+def set_rng_state(new_state: torch.Tensor, device="tpu") -> None:
+    _generator(device).set_state(new_state.to("cpu", torch.uint8).contiguous())
+
+
+def set_rng_state_all(new_states) -> None:
+    for i, s in enumerate(new_states):
+        set_rng_state(s, i)
+
+
+@contextlib.contextmanager
+def stream(s=None):
+    """Each tpu device has one stream; this exists for API compatibility."""
+    yield
+
+
+def current_stream(device=None):
+    return torch.Stream(device=torch.device("tpu", _index(device)))
