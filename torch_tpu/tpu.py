@@ -137,6 +137,12 @@ class _DefaultGenerators:
 default_generators = _DefaultGenerators()
 
 
+def _is_in_bad_fork() -> bool:
+    """torch.manual_seed asks this before seeding device generators: the PJRT
+    runtime starts lazily and a forked child starts its own."""
+    return False
+
+
 def manual_seed(seed) -> None:
     _generator().manual_seed(int(seed))
 

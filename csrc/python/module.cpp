@@ -8,6 +8,7 @@
 #include "device/allocator.h"
 #include "device/generator.h"
 #include "device/runtime.h"
+#include "device/storage_slot.h"
 #include "eager/boxed_kernel.h"
 #include "eager/metrics.h"
 #include "ops/registry.h"
@@ -111,6 +112,11 @@ PYBIND11_MODULE(_C, m) {
   m.def("_default_generator", [](int i) {
     return py::reinterpret_steal<py::object>(
         THPGenerator_initDefaultGenerator(device::default_generator(static_cast<c10::DeviceIndex>(i))));
+  });
+  // Whether the buffer behind a tensor's storage is complete (tests of synchronize).
+  m.def("_is_ready", [](const at::Tensor& t) {
+    auto& slot = device::slot_of(*t.unsafeGetTensorImpl());
+    return !slot.buffer || slot.buffer->ready_event().is_ready();
   });
   m.attr("PJRT_MIN_API_MINOR") = pjrt::Api::kMinApiMinor;
 }
