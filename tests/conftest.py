@@ -3,26 +3,6 @@ import torch
 
 import torch_tpu  # noqa: F401  (autoload does this too; explicit keeps tests independent of it)
 
-# Every dtype the CPU backend supports for these tests; complex is rejected
-# with a clear error (tested separately).
-ALL_DTYPES = [
-    torch.float32, torch.float64, torch.float16, torch.bfloat16,
-    torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.bool,
-]
-
-
-def make_cpu(shape, dtype, seed=0):
-    """Deterministic CPU values that exercise the dtype's range (signs, fractions)."""
-    g = torch.Generator().manual_seed(seed)
-    if dtype == torch.bool:
-        return torch.rand(shape, generator=g) > 0.5
-    if dtype.is_floating_point:
-        return (torch.randn(shape, generator=g, dtype=torch.float64) * 10).to(dtype)
-    info = torch.iinfo(dtype)
-    lo, hi = max(info.min, -1000), min(info.max, 1000)
-    return torch.randint(lo, hi + 1, shape, generator=g, dtype=torch.int64).to(dtype)
-
-
 @pytest.fixture(autouse=True)
 def _synchronized():
     """Surfaces asynchronous errors inside the test that caused them."""

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from conftest import ALL_DTYPES, make_cpu
+from helpers import ALL_DTYPES, make_cpu
 
 SHAPES = [(), (0,), (3, 0, 2), (7,), (4, 5), (2, 3, 4)]
 

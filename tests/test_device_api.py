@@ -124,7 +124,15 @@ def test_debug_mode_runs_synchronously():
     assert not torch_tpu._C.debug_mode()
 
 
-def test_unsupported_ops_raise_not_implemented_naming_the_op():
-    x = torch.ones(3, device="tpu")
-    with pytest.raises(NotImplementedError, match="aten::erfinv"):
-        torch.erfinv(x)
+def test_fallback_is_visible_and_can_be_an_error(monkeypatch):
+    x = torch.linspace(-0.9, 0.9, 7).to("tpu")
+    torch_tpu.reset_metrics()
+    with pytest.warns(UserWarning, match="erfinv.*runs on the CPU"):
+        y = torch.special.erfinv(x)
+    assert y.device.type == "tpu"
+    assert torch.equal(y.cpu(), torch.special.erfinv(x.cpu()))
+    assert torch_tpu.metrics()["fallbacks_by_op"] == {"erfinv.out": 1}
+    assert torch_tpu.metrics()["fallbacks"] == 1
+    monkeypatch.setenv("TORCH_TPU_FALLBACK", "error")
+    with pytest.raises(NotImplementedError, match="aten::erfinv.out has no tpu lowering"):
+        torch.special.erfinv(x)

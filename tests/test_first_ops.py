@@ -4,7 +4,7 @@ import torch
 from torch.testing import assert_close
 
 import torch_tpu
-from conftest import make_cpu
+from helpers import make_cpu
 
 DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int32, torch.int64, torch.uint8,
           torch.int8, torch.bool]

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "device/allocator.h"
+#include "device/generator.h"
 #include "device/runtime.h"
 #include "device/storage_slot.h"
 #include "eager/dtype_map.h"
@@ -47,6 +48,7 @@ struct Plan {
   std::vector<bool> base_aliased;      // base parameter donated to an output
   std::vector<int> offset_tensors;     // tensor ref (inputs, then targets) of each offset parameter
   std::vector<hlo::TensorType> target_layouts;
+  uint64_t rng_increment = 0;
 };
 
 std::mutex cache_mutex;
@@ -132,11 +134,20 @@ std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<Tensor
   }
   std::vector<hlo::Value> scalars;
   for (const RuntimeScalar& s : inv.scalars) scalars.push_back(b.parameter(hlo::TensorType(s.dtype, {})));
+  for (size_t g = 0; g < inv.generators.size(); ++g) {
+    scalars.push_back(b.parameter(hlo::TensorType(hlo::DType::U64, {})));  // seed
+    scalars.push_back(b.parameter(hlo::TensorType(hlo::DType::U64, {})));  // offset
+  }
 
   std::vector<hlo::Value> views;
   for (size_t i = 0; i < n_in; ++i)
     views.push_back(read_view(b, bases[group_param[facts[i].group]], facts[i].view, offsets[i]));
-  std::vector<hlo::Value> results = inv.lower(b, views, scalars);
+  std::vector<hlo::Value> results;
+  try {
+    results = inv.lower(b, views, scalars);
+  } catch (const std::invalid_argument& e) {  // from hlo/ops: bad input shapes, unsupported cases
+    TORCH_CHECK(false, inv.op, ": ", e.what());
+  }
   TORCH_CHECK(results.size() == n_tg + plan->fresh.size(), inv.op, ": the lowering produced ", results.size(),
               " results, expected ", n_tg + plan->fresh.size());
 
@@ -150,7 +161,11 @@ std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<Tensor
       outputs.push_back(results[t]);
       plan->target_layouts.push_back(want);
     } else {
-      outputs.push_back(write_view(b, bases[group_param[f.group]], f.view, offsets[n_in + t], results[t]));
+      try {
+        outputs.push_back(write_view(b, bases[group_param[f.group]], f.view, offsets[n_in + t], results[t]));
+      } catch (const std::invalid_argument& e) {
+        TORCH_CHECK(false, e.what());
+      }
       plan->target_layouts.push_back(groups[f.group]->layout);
     }
   }
@@ -168,6 +183,8 @@ std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<Tensor
     plan->fresh_layouts.push_back(stored.type);
     outputs.push_back(stored);
   }
+  for (const hlo::Value& o : outputs) plan->rng_increment = std::max<uint64_t>(plan->rng_increment, o.type.numel());
+  plan->rng_increment = (plan->rng_increment + 3) / 4 * 4 + 4;
   std::string text = b.finish(outputs);
   auto t0 = std::chrono::steady_clock::now();
   try {
@@ -257,6 +274,7 @@ std::vector<at::Tensor> execute(const Invocation& inv) {
     append(key, f.group * 2 + (f.rebase ? 1 : 0));
   }
   for (const RuntimeScalar& s : inv.scalars) append(key, static_cast<int64_t>(s.dtype));
+  append(key, static_cast<int64_t>(inv.generators.size()));
 
   std::shared_ptr<Plan> plan;
   {
@@ -292,6 +310,22 @@ std::vector<at::Tensor> execute(const Invocation& inv) {
   for (const RuntimeScalar& s : inv.scalars) {
     keep.push_back(scalar_buffer(s, inv.device_index));
     args.push_back(keep.back().get());
+  }
+  for (at::Generator gen : inv.generators) {
+    uint64_t seed, offset;
+    {
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      auto* impl = gen.get<device::TpuGeneratorImpl>();
+      seed = impl->current_seed();
+      offset = impl->advance(plan->rng_increment);
+    }
+    for (uint64_t v : {seed, offset}) {
+      RuntimeScalar r;
+      r.dtype = hlo::DType::U64;
+      std::memcpy(r.bytes.data(), &v, 8);
+      keep.push_back(scalar_buffer(r, inv.device_index));
+      args.push_back(keep.back().get());
+    }
   }
   pjrt::ExecuteResult result;
   try {

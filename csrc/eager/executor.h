@@ -2,6 +2,7 @@
 // (built by a lowering on a miss) -> execute -> outputs written back.
 #pragma once
 #include <ATen/core/Tensor.h>
+#include <ATen/core/Generator.h>
 #include <c10/core/Scalar.h>
 
 #include <array>
@@ -39,6 +40,10 @@ struct Invocation {
   std::vector<at::Tensor> inputs;   // tpu tensors the program reads
   std::vector<RuntimeScalar> scalars;
   std::vector<at::Tensor> targets;  // tpu tensors the program writes (in-place / out=)
+  // Random state: each generator adds two runtime u64 operands after the
+  // scalars (seed, then the Philox offset this call starts at), and advances
+  // its offset by the plan's increment (the largest result's element count).
+  std::vector<at::Generator> generators;
   int device_index = 0;
   // Called only on a cache miss:
   std::function<std::vector<FreshOutput>()> infer_fresh;

@@ -12,10 +12,12 @@
 namespace torch_tpu::ops {
 
 struct Arg {
-  enum class Kind { None, Tensor, TensorList, Scalar, Int, Double, Bool, IntList, DType, String, Other };
+  enum class Kind { None, Tensor, TensorList, Scalar, Int, Double, Bool, IntList, DType, String, Generator, Other };
   Kind kind = Kind::None;
-  // Tensor: index into the rule's operand list; TensorList: one index each.
-  // Scalar: a runtime 0-d operand (its value changes without recompiling).
+  // Tensor: index into the rule's operand list; TensorList: one index each
+  // (-1 for a None in a Tensor?[] list). Scalar: a runtime 0-d operand (its
+  // value changes without recompiling). Generator: two runtime u64 operands,
+  // the seed then the Philox offset this call starts at.
   std::vector<int> operands;
   int64_t i = 0;
   double d = 0;
@@ -33,6 +35,10 @@ struct OpCall {
   std::vector<Arg> args;                  // schema order
   std::vector<hlo::TensorType> operands;  // types of the rule's operands
   std::vector<hlo::TensorType> outputs;   // the result types PyTorch's meta kernel gives
+  // Per operand: a Python number (Scalar argument or wrapped number), which
+  // ranks lowest in type promotion.
+  std::vector<bool> operand_is_number;
+  hlo::DType default_float = hlo::DType::F32;  // torch.get_default_dtype()
 
   const Arg& arg(size_t i) const { return args.at(i); }
 };

@@ -1,0 +1,158 @@
+#include "eager/call_parser.h"
+
+#include <cstring>
+
+#include "device/generator.h"
+#include "eager/dtype_map.h"
+#include "eager/op_variants.h"
+
+namespace torch_tpu::eager {
+
+namespace {
+
+using ops::Arg;
+
+void append_int(std::string& key, int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof(v)); }
+
+bool is_write(const c10::Argument& a) { return a.alias_info() && a.alias_info()->isWrite(); }
+
+c10::TypeKind formal_kind(const c10::Argument& a) {
+  c10::TypePtr t = a.type();
+  if (t->kind() == c10::TypeKind::OptionalType) t = t->castRaw<c10::OptionalType>()->getElementType();
+  return t->kind();
+}
+
+void note_device(ParsedCall& p, const at::Tensor& t) {
+  int d = t.device().index();
+  if (p.device_index < 0) p.device_index = d;
+  TORCH_CHECK(p.device_index == d,
+              "Expected all tensors to be on the same device, but found at least two devices, tpu:", p.device_index,
+              " and tpu:", d, "! (when checking arguments for ", p.inv.op, ")");
+}
+
+int add_scalar_operand(ParsedCall& p, const RuntimeScalar& s, bool is_number) {
+  p.inv.scalars.push_back(s);
+  p.input_of_operand.push_back(-1);
+  p.scalar_of_operand.push_back(static_cast<int>(p.inv.scalars.size()) - 1);
+  p.operand_is_number.push_back(is_number);
+  return static_cast<int>(p.input_of_operand.size()) - 1;
+}
+
+int add_tensor_operand(ParsedCall& p, const at::Tensor& t) {
+  if (t.device().type() == c10::DeviceType::PrivateUse1) {
+    note_device(p, t);
+    p.inv.inputs.push_back(t);
+    p.input_of_operand.push_back(static_cast<int>(p.inv.inputs.size()) - 1);
+    p.scalar_of_operand.push_back(-1);
+    p.operand_is_number.push_back(false);
+    return static_cast<int>(p.input_of_operand.size()) - 1;
+  }
+  // PyTorch lets a 0-d CPU tensor join a device op as a scalar.
+  TORCH_CHECK(t.device().is_cpu() && t.dim() == 0,
+              "Expected all tensors to be on the same device, but found at least two devices, tpu:",
+              std::max(p.device_index, 0), " and ", t.device(), "! (when checking arguments for ", p.inv.op, ")");
+  RuntimeScalar s;
+  s.dtype = to_hlo(t.scalar_type(), p.inv.op.c_str());
+  std::memcpy(s.bytes.data(), t.const_data_ptr(), t.element_size());
+  return add_scalar_operand(p, s, t.unsafeGetTensorImpl()->is_wrapped_number());
+}
+
+}  // namespace
+
+ParsedCall parse_call(const c10::FunctionSchema& schema, const torch::jit::Stack& stack, size_t first) {
+  ParsedCall p;
+  p.inv.op = op_name(schema);
+  std::string& key = p.inv.static_key;
+  const auto& formals = schema.arguments();
+  std::vector<std::pair<size_t, at::Generator>> generators;
+  for (size_t i = 0; i < formals.size(); ++i) {
+    const c10::IValue& v = stack[first + i];
+    c10::TypeKind kind = formal_kind(formals[i]);
+    Arg a;
+    if (v.isTensor()) {
+      const at::Tensor& t = v.toTensor();
+      if (!t.defined()) {
+        a.kind = Arg::Kind::None;
+      } else if (is_write(formals[i])) {
+        TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, p.inv.op,
+                    ": expected the written tensor on tpu, got one on ", t.device());
+        note_device(p, t);
+        p.write_args.push_back(i);
+        p.inv.targets.push_back(t);
+        a.kind = Arg::Kind::Tensor;
+        // In-place ops read what they write; out= arguments are only written.
+        if (!formals[i].kwarg_only()) a.operands.push_back(add_tensor_operand(p, t));
+      } else {
+        a.kind = Arg::Kind::Tensor;
+        a.operands.push_back(add_tensor_operand(p, t));
+      }
+    } else if (v.isTensorList() || (v.isList() && kind == c10::TypeKind::ListType)) {
+      a.kind = Arg::Kind::TensorList;
+      for (const c10::IValue& e : v.toListRef()) {
+        if (e.isNone() || (e.isTensor() && !e.toTensor().defined())) a.operands.push_back(-1);
+        else a.operands.push_back(add_tensor_operand(p, e.toTensor()));
+        append_int(key, a.operands.back() < 0 ? 0 : 1);
+      }
+      append_int(key, static_cast<int64_t>(a.operands.size()));
+    } else if (v.isScalar() && kind == c10::TypeKind::NumberType) {
+      a.kind = Arg::Kind::Scalar;
+      a.operands.push_back(add_scalar_operand(p, runtime_scalar(v.toScalar(), p.inv.op.c_str()), true));
+    } else if (kind == c10::TypeKind::GeneratorType) {
+      a.kind = Arg::Kind::Generator;
+      at::Generator g = v.isNone() ? device::default_generator(-1) : v.toGenerator();
+      TORCH_CHECK(g.device().type() == c10::DeviceType::PrivateUse1, p.inv.op,
+                  ": expected a tpu generator, got one for ", g.device());
+      generators.emplace_back(p.args.size(), g);
+    } else if (v.isNone()) {
+      a.kind = Arg::Kind::None;
+    } else if (kind == c10::TypeKind::ScalarTypeType && v.isInt()) {
+      a.kind = Arg::Kind::DType;
+      a.dtype = to_hlo(static_cast<c10::ScalarType>(v.toInt()), p.inv.op.c_str());
+      append_int(key, static_cast<int64_t>(a.dtype));
+    } else if (kind == c10::TypeKind::LayoutType || kind == c10::TypeKind::MemoryFormatType ||
+               kind == c10::TypeKind::DeviceObjType) {
+      a.kind = Arg::Kind::Other;  // placement and layout: not part of the computation
+    } else if (v.isBool()) {
+      a.kind = Arg::Kind::Bool;
+      a.b = v.toBool();
+      append_int(key, a.b);
+    } else if (v.isInt()) {
+      a.kind = Arg::Kind::Int;
+      a.i = v.toInt();
+      append_int(key, a.i);
+    } else if (v.isDouble()) {
+      a.kind = Arg::Kind::Double;
+      a.d = v.toDouble();
+      key.append(reinterpret_cast<const char*>(&a.d), sizeof(a.d));
+    } else if (v.isIntList()) {
+      a.kind = Arg::Kind::IntList;
+      a.ints = v.toIntVector();
+      for (int64_t x : a.ints) append_int(key, x);
+      append_int(key, static_cast<int64_t>(a.ints.size()));
+    } else if (v.isString()) {
+      a.kind = Arg::Kind::String;
+      a.s = v.toStringRef();
+      key += a.s;
+      key.push_back('\0');
+    } else {
+      a.kind = Arg::Kind::Other;
+    }
+    append_int(key, static_cast<int64_t>(a.kind));
+    p.args.push_back(std::move(a));
+  }
+  // Generator operands come after every other runtime scalar (see Invocation).
+  size_t base = p.inv.scalars.size();
+  for (size_t g = 0; g < generators.size(); ++g) {
+    Arg& a = p.args[generators[g].first];
+    for (int k = 0; k < 2; ++k) {
+      p.input_of_operand.push_back(-1);
+      p.scalar_of_operand.push_back(static_cast<int>(base + 2 * g + k));
+      p.operand_is_number.push_back(false);
+      a.operands.push_back(static_cast<int>(p.input_of_operand.size()) - 1);
+    }
+    p.inv.generators.push_back(generators[g].second);
+  }
+  return p;
+}
+
+}  // namespace torch_tpu::eager
