@@ -41,6 +41,28 @@ std::deque<Pending> pending;
 
 CopyStorageBytesFn copy_bytes_fn = nullptr;
 
+struct PendingCheck {
+  std::shared_ptr<pjrt::Buffer> failed;
+  int kind;
+  std::string message, op;
+  int device_index;
+};
+std::mutex checks_mutex;
+std::vector<PendingCheck> pending_checks;
+
+[[noreturn]] void raise_check(const PendingCheck& c) {
+  std::string msg = c.op + ": " + c.message;
+  if (c.kind == 0) TORCH_CHECK_INDEX(false, msg);
+  if (c.kind == 1) TORCH_CHECK_VALUE(false, msg);
+  TORCH_CHECK(false, msg);
+}
+
+bool check_failed(const PendingCheck& c) {
+  uint8_t flag = 0;
+  c.failed->to_host(&flag, 1);
+  return flag != 0;
+}
+
 std::unique_ptr<Runtime> start_runtime() {
   auto rt = std::make_unique<Runtime>();
   rt->plugin_path = pjrt::locate_plugin(search_dirs);
@@ -127,6 +149,27 @@ void track_completion(pjrt::Event done, const std::string& op, int device_index)
   pending.push_back(Pending{std::move(done), op, device_index});
 }
 
+void track_check(std::shared_ptr<pjrt::Buffer> failed, int kind, const std::string& message, const std::string& op,
+                 int device_index) {
+  PendingCheck c{std::move(failed), kind, message, op, device_index};
+  if (debug) {
+    if (check_failed(c)) raise_check(c);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(checks_mutex);
+  pending_checks.push_back(std::move(c));
+}
+
+void raise_failed_checks() {
+  std::vector<PendingCheck> mine;
+  {
+    std::lock_guard<std::mutex> lock(checks_mutex);
+    mine.swap(pending_checks);
+  }
+  for (const PendingCheck& c : mine)
+    if (check_failed(c)) raise_check(c);
+}
+
 void synchronize(int device_index) {
   std::deque<Pending> mine;
   {
@@ -148,6 +191,7 @@ void synchronize(int device_index) {
     }
   }
   TORCH_CHECK(first_error.empty(), "torch_tpu: asynchronous error: ", first_error);
+  raise_failed_checks();
 }
 
 pjrt::ElementType to_pjrt(hlo::DType t) {
@@ -188,6 +232,7 @@ std::shared_ptr<pjrt::Buffer> zeros_buffer(const hlo::TensorType& type, int devi
 }
 
 void download(const StorageSlot& slot, void* dst, size_t nbytes) {
+  raise_failed_checks();  // a host read is a synchronization point
   if (!slot.buffer) {
     std::memset(dst, 0, nbytes);
     return;

@@ -47,6 +47,15 @@ void set_debug_mode(bool on);
 void track_completion(pjrt::Event done, const std::string& op, int device_index);
 void synchronize(int device_index = -1);
 
+// A value-dependent check of a queued program (see ops/runtime_check.h): a
+// 0-d bool buffer that is true when the check failed. Raised (IndexError,
+// ValueError or RuntimeError by `kind`: 0, 1, 2) at the next synchronization
+// or host read, or at once in debug mode.
+void track_check(std::shared_ptr<pjrt::Buffer> failed, int kind, const std::string& message, const std::string& op,
+                 int device_index);
+// Evaluates the pending checks; raises the first that failed.
+void raise_failed_checks();
+
 pjrt::ElementType to_pjrt(hlo::DType t);
 std::shared_ptr<pjrt::Buffer> upload(const void* data, const hlo::TensorType& type, int device_index);
 // The slot's whole buffer into `dst` (layout.numel() elements); zeros if never written.

@@ -155,6 +155,7 @@ void register_lowered_ops() {
                                         __LINE__);
   for (const auto& kv : op_variants())
     lib->impl(kv.first.c_str(), torch::CppFunction::makeFromBoxedFunction<&boxed_lowered_op>());
+  register_foreach_ops();
 }
 
 }  // namespace torch_tpu::eager

@@ -8,4 +8,7 @@ namespace torch_tpu::eager {
 // at module load, after every rule has registered itself.
 void register_lowered_ops();
 
+// Routes torch._foreach_* ops to their per-tensor loops (foreach_ops.cpp).
+void register_foreach_ops();
+
 }  // namespace torch_tpu::eager

@@ -140,6 +140,14 @@ ParsedCall parse_call(const c10::FunctionSchema& schema, const torch::jit::Stack
     append_int(key, static_cast<int64_t>(a.kind));
     p.args.push_back(std::move(a));
   }
+  // Ops that draw from the default generator without a Generator argument get
+  // one appended, so their rules read the seed and offset like any other.
+  if (p.inv.op == "native_dropout") {
+    generators.emplace_back(p.args.size(), device::default_generator(-1));
+    Arg g;
+    g.kind = Arg::Kind::Generator;
+    p.args.push_back(g);
+  }
   // Generator operands come after every other runtime scalar (see Invocation).
   size_t base = p.inv.scalars.size();
   for (size_t g = 0; g < generators.size(); ++g) {

@@ -17,6 +17,7 @@
 #include "eager/metrics.h"
 #include "ops/view_lowering.h"
 #include "pjrt/error.h"
+#include "ops/runtime_check.h"
 #include "pjrt/executable.h"
 
 namespace torch_tpu::eager {
@@ -49,6 +50,7 @@ struct Plan {
   std::vector<int> offset_tensors;     // tensor ref (inputs, then targets) of each offset parameter
   std::vector<hlo::TensorType> target_layouts;
   uint64_t rng_increment = 0;
+  std::vector<ops::RuntimeCheck> checks;  // extra outputs after the fresh ones
 };
 
 std::mutex cache_mutex;
@@ -143,6 +145,7 @@ std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<Tensor
   for (size_t i = 0; i < n_in; ++i)
     views.push_back(read_view(b, bases[group_param[facts[i].group]], facts[i].view, offsets[i]));
   std::vector<hlo::Value> results;
+  ops::take_runtime_checks();  // drop leftovers of a rule that threw earlier
   try {
     results = inv.lower(b, views, scalars);
   } catch (const std::invalid_argument& e) {  // from hlo/ops: bad input shapes, unsupported cases
@@ -182,6 +185,11 @@ std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<Tensor
     hlo::Value stored = b.transpose(r, order);
     plan->fresh_layouts.push_back(stored.type);
     outputs.push_back(stored);
+  }
+  plan->checks = ops::take_runtime_checks();
+  for (const ops::RuntimeCheck& c : plan->checks) {
+    TORCH_CHECK(c.failed.type == hlo::TensorType(hlo::DType::Pred, {}), inv.op, ": a runtime check must be a 0-d bool");
+    outputs.push_back(c.failed);
   }
   for (const hlo::Value& o : outputs) plan->rng_increment = std::max<uint64_t>(plan->rng_increment, o.type.numel());
   plan->rng_increment = (plan->rng_increment + 3) / 4 * 4 + 4;
@@ -346,6 +354,10 @@ std::vector<at::Tensor> execute(const Invocation& inv) {
     device::slot_of(*out.unsafeGetTensorImpl()).set(result.outputs[n_tg + k], plan->fresh_layouts[k], inv.op);
     fresh.push_back(out);
   }
+  size_t first_check = n_tg + plan->fresh.size();
+  for (size_t k = 0; k < plan->checks.size(); ++k)
+    device::track_check(result.outputs[first_check + k], static_cast<int>(plan->checks[k].kind),
+                        plan->checks[k].message, inv.op, inv.device_index);
   device::track_completion(std::move(result.done), inv.op, inv.device_index);
   return fresh;
 }

@@ -1,0 +1,234 @@
+// Random numbers: Philox bits from stablehlo.rng_bit_generator, keyed by the
+// generator's seed and a per-call offset (both runtime operands), so seeded
+// runs are reproducible and a new draw never recompiles. The streams differ
+// from the CPU's Mersenne Twister: tests check reproducibility and statistics.
+#include <cmath>
+#include <stdexcept>
+
+#include "ops/lowering_helpers.h"
+#include "ops/registry.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+using hlo::Builder;
+using hlo::DType;
+using hlo::TensorType;
+using hlo::Value;
+using Values = std::vector<Value>;
+
+// `dims` random words (u32 or u64) from the generator argument `gen_arg`.
+Value random_bits(Builder& b, const OpCall& c, const Values& v, size_t gen_arg, const std::vector<int64_t>& dims,
+                  DType word) {
+  const Arg& g = c.arg(gen_arg);
+  Value seed = b.reshape(v.at(g.operands.at(0)), {1});
+  Value offset = b.reshape(v.at(g.operands.at(1)), {1});
+  Value state = b.concatenate({seed, offset}, 0);
+  return b.emit("rng_bit_generator", {state}, "rng_algorithm = #stablehlo<rng_algorithm PHILOX>",
+                {state.type, TensorType(word, dims)})[1];
+}
+
+int mantissa_digits(DType t) {
+  switch (t) {
+    case DType::BF16: return 8;
+    case DType::F16: return 11;
+    case DType::F64: return 53;
+    default: return 24;
+  }
+}
+
+// Uniform in [0, 1) with every value exactly representable in `out`: the top
+// mantissa-many bits of a random word, scaled by 2^-digits.
+Value uniform01(Builder& b, const OpCall& c, const Values& v, size_t gen_arg, const std::vector<int64_t>& dims,
+                DType out) {
+  bool wide = out == DType::F64;
+  DType word = wide ? DType::U64 : DType::U32;
+  DType acc = wide ? DType::F64 : DType::F32;
+  int digits = mantissa_digits(out);
+  TensorType wt(word, dims), at(acc, dims);
+  Value bits = random_bits(b, c, v, gen_arg, dims, word);
+  Value top = b.binary("shift_right_logical", bits, b.splat_int(wt, (wide ? 64 : 32) - digits));
+  return b.multiply(b.convert(top, acc), b.splat_float(at, std::ldexp(1.0, -digits)));
+}
+
+DType acc_type(DType t) { return t == DType::F64 ? DType::F64 : DType::F32; }
+
+// uniform_(self, from=0, to=1, *, generator)
+TORCH_TPU_LOWERING("uniform_", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  if (!hlo::is_float(out.dtype)) throw std::invalid_argument("uniform_ expects a floating point tensor");
+  TensorType at(acc_type(out.dtype), out.dims);
+  Value u = uniform01(b, c, v, 3, out.dims, out.dtype);
+  Value lo = b.splat_float(at, c.arg(1).d), span = b.splat_float(at, c.arg(2).d - c.arg(1).d);
+  return Values{b.convert(b.add(lo, b.multiply(u, span)), out.dtype)};
+});
+
+// normal_(self, mean=0, std=1, *, generator): Box-Muller on two uniforms.
+TORCH_TPU_LOWERING("normal_", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  if (!hlo::is_float(out.dtype)) throw std::invalid_argument("normal_ expects a floating point tensor");
+  TensorType at(acc_type(out.dtype), out.dims);
+  std::vector<int64_t> two = out.dims;
+  two.insert(two.begin(), 2);
+  Value u = uniform01(b, c, v, 3, two, DType::F32 == at.dtype ? DType::F32 : DType::F64);
+  std::vector<int64_t> zeros(two.size(), 0), ones(two.size(), 1), lim1 = two, lim2 = two;
+  lim1[0] = 1;
+  std::vector<int64_t> start2 = zeros;
+  start2[0] = 1;
+  Value u1 = b.reshape(b.slice(u, zeros, lim1, ones), out.dims);
+  Value u2 = b.reshape(b.slice(u, start2, lim2, ones), out.dims);
+  // 1 - u1 lies in (0, 1]: log never sees 0.
+  Value r = b.unary("sqrt", b.multiply(b.splat_float(at, -2.0), b.unary("log", b.subtract(b.splat_float(at, 1.0), u1))));
+  Value z = b.multiply(r, b.unary("cosine", b.multiply(u2, b.splat_float(at, 2.0 * M_PI))));
+  Value x = b.add(b.splat_float(at, c.arg(1).d), b.multiply(z, b.splat_float(at, c.arg(2).d)));
+  return Values{b.convert(x, out.dtype)};
+});
+
+// bernoulli_.float(self, p, *, generator) and bernoulli_.Tensor(self, p, *, generator)
+TORCH_TPU_LOWERING("bernoulli_.float", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  TensorType ft(DType::F64, out.dims);
+  Value u = b.convert(uniform01(b, c, v, 2, out.dims, DType::F64), DType::F64);
+  return Values{b.convert(b.compare(u, b.splat_float(ft, c.arg(1).d), "LT"), out.dtype)};
+});
+
+TORCH_TPU_LOWERING("bernoulli_.Tensor", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  TensorType ft(DType::F64, out.dims);
+  Value u = uniform01(b, c, v, 2, out.dims, DType::F64);
+  Value p = to_type(b, operand(c, v, 1), ft);
+  return Values{b.convert(b.compare(u, p, "LT"), out.dtype)};
+});
+
+// Integers in [from, from + span) from 64-bit words (the modulo bias is below 2^-40 for spans under 2^24).
+Value random_integers(Builder& b, const OpCall& c, const Values& v, size_t gen_arg, const TensorType& out,
+                      int64_t from, uint64_t span) {
+  TensorType ut(DType::U64, out.dims);
+  Value bits = random_bits(b, c, v, gen_arg, out.dims, DType::U64);
+  Value r = span == 0 ? bits : b.binary("remainder", bits, b.splat_int(ut, static_cast<int64_t>(span)));
+  TensorType it(DType::I64, out.dims);
+  return b.convert(b.add(b.convert(r, DType::I64), b.splat_int(it, from)), out.dtype);
+}
+
+// random_.from(self, from, to=None, *, generator): [from, to) or [from, 2^digits] for floats.
+TORCH_TPU_LOWERING("random_.from", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  int64_t from = c.arg(1).i;
+  uint64_t span;
+  if (!c.arg(2).is_none()) {
+    span = static_cast<uint64_t>(c.arg(2).i - from);
+  } else if (hlo::is_float(out.dtype)) {
+    span = (uint64_t{1} << mantissa_digits(out.dtype)) + 1 - from;
+  } else {
+    int bits = hlo::dtype_bits(out.dtype) - (hlo::is_unsigned(out.dtype) ? 0 : 1);
+    span = bits >= 64 ? 0 : (uint64_t{1} << bits) - from;
+  }
+  return Values{random_integers(b, c, v, 3, out, from, span)};
+});
+
+TORCH_TPU_LOWERING("random_.to", [](Builder& b, const OpCall& c, const Values& v) {
+  return Values{random_integers(b, c, v, 2, c.outputs[0], 0, static_cast<uint64_t>(c.arg(1).i))};
+});
+
+// random_(self, *, generator): [0, 2^digits] for floats, [0, max] for integers.
+TORCH_TPU_LOWERING("random_", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  uint64_t span;
+  if (out.dtype == DType::Pred) span = 2;
+  else if (hlo::is_float(out.dtype)) span = (uint64_t{1} << mantissa_digits(out.dtype)) + 1;
+  else {
+    int bits = hlo::dtype_bits(out.dtype) - (hlo::is_unsigned(out.dtype) ? 0 : 1);
+    span = bits >= 64 ? 0 : uint64_t{1} << bits;
+  }
+  return Values{random_integers(b, c, v, 1, out, 0, span)};
+});
+
+// exponential_(self, lambd=1, *, generator): -log(1 - u) / lambd.
+TORCH_TPU_LOWERING("exponential_", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  TensorType at(acc_type(out.dtype), out.dims);
+  Value u = uniform01(b, c, v, 2, out.dims, out.dtype == DType::F64 ? DType::F64 : DType::F32);
+  Value e = b.negate(b.unary("log", b.subtract(b.splat_float(at, 1.0), u)));
+  return Values{b.convert(b.divide(e, b.splat_float(at, c.arg(1).d)), out.dtype)};
+});
+
+// native_dropout(input, p, train) -> (output, mask): keep with probability
+// 1 - p, scale kept values by 1 / (1 - p). Not training: identity, all-true mask.
+TORCH_TPU_LOWERING("native_dropout", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  Value x = operand(c, v, 0);
+  double p = c.arg(1).d;
+  bool train = c.arg(2).is_none() || c.arg(2).b;
+  if (!train || p == 0) return Values{x, b.splat_int(c.outputs[1], 1)};
+  TensorType at(hlo::is_float(out.dtype) ? acc_type(out.dtype) : DType::F32, out.dims);
+  Value u = uniform01(b, c, v, 3, out.dims, DType::F32);
+  Value keep = b.compare(u, b.splat_float(TensorType(DType::F32, out.dims), p), "GE");
+  Value scale = b.splat_float(at, p >= 1 ? 0.0 : 1.0 / (1.0 - p));
+  Value y = b.select(keep, b.multiply(b.convert(x, at.dtype), scale), b.splat_float(at, 0.0));
+  return Values{b.convert(y, out.dtype), b.convert(keep, c.outputs[1].dtype)};
+});
+
+TORCH_TPU_LOWERING("native_dropout_backward", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  TensorType at(hlo::is_float(out.dtype) ? acc_type(out.dtype) : out.dtype, out.dims);
+  Value g = to_type(b, operand(c, v, 0), at);
+  Value m = to_type(b, operand(c, v, 1), at);
+  return Values{b.convert(b.multiply(b.multiply(g, m), b.splat_float(at, c.arg(2).d)), out.dtype)};
+});
+
+// Sorts `keys` along the last dimension (ascending, stable), carrying `payload`.
+Value sort_payload_by(Builder& b, const Value& keys, const Value& payload) {
+  int64_t dim = keys.type.rank() - 1;
+  hlo::RegionBody less = [](Builder& r, const Values& a) { return Values{r.compare(a[0], a[1], "LT")}; };
+  TensorType ks(keys.type.dtype, {}), ps(payload.type.dtype, {});
+  return b.emit("sort", {keys, payload}, "dimension = " + std::to_string(dim) + " : i64, is_stable = true",
+                {keys.type, payload.type}, {{{ks, ks, ps, ps}, less}})[1];
+}
+
+// randperm.generator_out(n, *, generator, out): indices sorted by random keys.
+TORCH_TPU_LOWERING("randperm.generator_out", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  Value keys = random_bits(b, c, v, 1, out.dims, DType::U64);
+  Value idx = b.iota(TensorType(DType::I64, out.dims), 0);
+  return Values{b.convert(sort_payload_by(b, keys, idx), out.dtype)};
+});
+
+// multinomial(probs, num_samples, replacement, *, generator): Gumbel trick.
+// Without replacement: the num_samples largest of log(p) + Gumbel noise.
+// With replacement: each sample is the argmax over its own noise.
+TORCH_TPU_LOWERING("multinomial", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  Value p = operand(c, v, 0);
+  int64_t ns = c.arg(1).i, k = p.type.dims.back();
+  bool replacement = c.arg(2).b;
+  DType acc = p.type.dtype == DType::F64 ? DType::F64 : DType::F32;
+  std::vector<int64_t> batch(p.type.dims.begin(), p.type.dims.end() - 1);
+  std::vector<int64_t> kd = batch;
+  if (replacement) kd.push_back(ns);
+  kd.push_back(k);
+  TensorType kt(acc, kd);
+  Value u = uniform01(b, c, v, 3, kd, acc);
+  // u in [0, 1): 1 - u in (0, 1]; Gumbel = -log(-log(1 - u)); +tiny keeps log finite.
+  Value one = b.splat_float(kt, 1.0);
+  Value tiny = b.splat_float(kt, acc == DType::F64 ? 1e-300 : 1e-38);
+  Value gumbel = b.negate(b.unary("log", b.add(b.negate(b.unary("log", b.subtract(one, u))), tiny)));
+  std::vector<int64_t> pdims = p.type.dims;
+  Value logp = b.unary("log", b.convert(p, acc));
+  if (replacement) {
+    std::vector<int64_t> map;
+    for (size_t i = 0; i < batch.size(); ++i) map.push_back(static_cast<int64_t>(i));
+    map.push_back(static_cast<int64_t>(batch.size()) + 1);
+    logp = b.broadcast_in_dim(logp, kd, map);
+  }
+  Value keys = b.negate(b.add(logp, gumbel));  // ascending sort: largest score first
+  int64_t last = static_cast<int64_t>(kd.size()) - 1;
+  Value idx = b.iota(TensorType(DType::I64, kd), last);
+  Value order = sort_payload_by(b, keys, idx);
+  std::vector<int64_t> start(kd.size(), 0), limit = kd, step(kd.size(), 1);
+  limit[last] = replacement ? 1 : ns;
+  Value picked = b.slice(order, start, limit, step);
+  return Values{b.convert(b.reshape(picked, out.dims), out.dtype)};
+});
+
+}  // namespace
+}  // namespace torch_tpu::ops
