@@ -1,5 +1,6 @@
 #include "eager/boxed_kernel.h"
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ops/empty_strided.h>
 #include <c10/core/DefaultDtype.h>
 #include <torch/library.h>
@@ -65,14 +66,30 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
 
   std::vector<c10::IValue> meta_results;
   bool meta_done = false;
+  bool data_dependent = false;
   auto meta = [&]() -> const std::vector<c10::IValue>& {
-    if (!meta_done) meta_results = run_meta(handle, *stack, first, nargs);
+    if (!meta_done) {
+      try {
+        meta_results = run_meta(handle, *stack, first, nargs);
+      } catch (const c10::NotImplementedError&) {
+        // The output shape depends on values (x[mask], nonzero): no static program.
+        data_dependent = true;
+        throw;
+      }
+    }
     meta_done = true;
     return meta_results;
   };
   bool has_out = false;
   for (size_t i : p.write_args) has_out |= schema.arguments()[i].kwarg_only();
   if (has_out) {
+    try {
+      meta();
+    } catch (const c10::NotImplementedError&) {
+      if (!data_dependent) throw;
+      run_cpu_fallback(handle, stack);
+      return;
+    }
     // out= tensors may need resizing before the program's key is known: the
     // meta kernel resized its copies (returned as the written aliases).
     const auto& m = meta();
@@ -133,7 +150,21 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
     }
     return results;
   };
-  std::vector<at::Tensor> fresh = execute(p.inv);
+  // PyTorch's aliasing rules for written tensors (meta tensors share no
+  // storage, so the meta kernel cannot see these).
+  for (const at::Tensor& target : p.inv.targets) {
+    at::assert_no_internal_overlap(target);
+    for (const at::Tensor& in : p.inv.inputs)
+      if (!in.is_same(target)) at::assert_no_partial_overlap(target, in);
+  }
+  std::vector<at::Tensor> fresh;
+  try {
+    fresh = execute(p.inv);
+  } catch (const c10::NotImplementedError&) {
+    if (!data_dependent) throw;
+    run_cpu_fallback(handle, stack);  // visible: warned, counted, or an error under TORCH_TPU_FALLBACK=error
+    return;
+  }
 
   std::vector<c10::IValue> written;
   for (size_t i : p.write_args) written.push_back((*stack)[first + i]);

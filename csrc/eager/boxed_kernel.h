@@ -1,5 +1,7 @@
 // The one generic boxed kernel behind every natively lowered ATen op.
 #pragma once
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
 
 namespace torch_tpu::eager {
 
@@ -7,6 +9,10 @@ namespace torch_tpu::eager {
 // lowering rule (and its in-place / out= forms that name a rule). Called once
 // at module load, after every rule has registered itself.
 void register_lowered_ops();
+
+// The visible CPU fallback (cpu_fallback.cpp), also used for ops whose output
+// shape depends on values.
+void run_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
 // Routes torch._foreach_* ops to their per-tensor loops (foreach_ops.cpp).
 void register_foreach_ops();

@@ -86,11 +86,20 @@ ParsedCall parse_call(const c10::FunctionSchema& schema, const torch::jit::Stack
         a.kind = Arg::Kind::Tensor;
         a.operands.push_back(add_tensor_operand(p, t));
       }
-    } else if (v.isTensorList() || (v.isList() && kind == c10::TypeKind::ListType)) {
+    } else if (v.isTensorList() ||
+               (v.isList() && !v.isIntList() && !v.isDoubleList() && !v.isBoolList() && kind == c10::TypeKind::ListType)) {
       a.kind = Arg::Kind::TensorList;
+      bool optional_list = !v.isTensorList();  // Tensor?[]: the indices of x[i, j]
       for (const c10::IValue& e : v.toListRef()) {
-        if (e.isNone() || (e.isTensor() && !e.toTensor().defined())) a.operands.push_back(-1);
-        else a.operands.push_back(add_tensor_operand(p, e.toTensor()));
+        if (e.isNone() || (e.isTensor() && !e.toTensor().defined())) {
+          a.operands.push_back(-1);
+        } else if (optional_list && e.toTensor().device().is_cpu() && e.toTensor().dim() > 0) {
+          // Like CUDA, accept CPU index tensors: they move to the device.
+          int d = p.device_index >= 0 ? p.device_index : 0;
+          a.operands.push_back(add_tensor_operand(p, e.toTensor().to(c10::Device(c10::DeviceType::PrivateUse1, d))));
+        } else {
+          a.operands.push_back(add_tensor_operand(p, e.toTensor()));
+        }
         append_int(key, a.operands.back() < 0 ? 0 : 1);
       }
       append_int(key, static_cast<int64_t>(a.operands.size()));

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <set>
 
+#include "eager/boxed_kernel.h"
 #include "eager/metrics.h"
 #include "eager/op_variants.h"
 
@@ -21,7 +22,9 @@ bool fallback_is_error() {
   return v && std::strcmp(v, "error") == 0;
 }
 
-void tpu_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+}  // namespace
+
+void run_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   std::string name = op_name(op.schema());
   TORCH_CHECK_NOT_IMPLEMENTED(!fallback_is_error(), "torch_tpu: aten::", name,
                               " has no tpu lowering, and TORCH_TPU_FALLBACK=error forbids running it on the CPU");
@@ -38,8 +41,10 @@ void tpu_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   at::native::cpu_fallback(op, stack, /*error_on_views=*/true);
 }
 
+namespace {
+
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&tpu_cpu_fallback>());
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&run_cpu_fallback>());
 }
 
 }  // namespace

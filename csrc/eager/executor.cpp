@@ -150,6 +150,8 @@ std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<Tensor
     results = inv.lower(b, views, scalars);
   } catch (const std::invalid_argument& e) {  // from hlo/ops: bad input shapes, unsupported cases
     TORCH_CHECK(false, inv.op, ": ", e.what());
+  } catch (const std::out_of_range& e) {  // a dimension or index out of range: IndexError, like the CPU
+    TORCH_CHECK_INDEX(false, inv.op, ": ", e.what());
   }
   TORCH_CHECK(results.size() == n_tg + plan->fresh.size(), inv.op, ": the lowering produced ", results.size(),
               " results, expected ", n_tg + plan->fresh.size());

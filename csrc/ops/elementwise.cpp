@@ -1,29 +1,138 @@
-// Elementwise math. Result dtype and shape come from PyTorch's meta kernel
-// (call.outputs), so promotion and broadcasting match PyTorch by construction.
-#include "ops/lowering_helpers.h"
+// Elementwise arithmetic. Result dtype and shape come from PyTorch's meta
+// kernel (call.outputs), so promotion and broadcasting match PyTorch by
+// construction; operands are cast to that dtype and half types are computed in
+// f32, as the CPU kernels do. Division-like ops live in elementwise_division.cpp.
+#include "ops/elementwise_common.h"
 #include "ops/registry.h"
 
 namespace torch_tpu::ops {
 namespace {
 
-using hlo::Builder;
-using hlo::Value;
-using Values = std::vector<Value>;
+using namespace ew;
+
+// self + alpha * other (add.Tensor/.Scalar), or self - alpha * other.
+Values add_like(Builder& b, const OpCall& c, const Values& v, size_t self, size_t other, bool subtract) {
+  const TensorType& out = c.outputs[0];
+  if (subtract) {  // the CPU's sub_check (not made by the meta kernel for Python bools)
+    bool x_bool = operand(c, v, self).type.dtype == DType::Pred, y_bool = operand(c, v, other).type.dtype == DType::Pred;
+    if (x_bool && y_bool)
+      throw std::invalid_argument(
+          "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
+          "operator instead.");
+    if (x_bool || y_bool)
+      throw std::invalid_argument(
+          "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, "
+          "use the `~` or `logical_not()` operator instead.");
+  }
+  DType ct = compute_type(out.dtype);
+  Value x = lift(b, c, v, self, out.dtype, ct, out.dims);
+  Value y = lift(b, c, v, other, out.dtype, ct, out.dims);
+  Value alpha = lift(b, c, v, 2, out.dtype, ct, out.dims);
+  Value scaled = b.multiply(y, alpha);  // bool: logical and
+  return Values{b.convert(subtract ? b.subtract(x, scaled) : b.add(x, scaled), out.dtype)};
+}
+
+// "Integers to negative integer powers are not allowed." for a negative
+// integral exponent when the result is integral (checked on the device).
+void check_int_exponent(Builder& b, const TensorType& out, const Value& exponent) {
+  if (!hlo::is_integral(out.dtype) || !hlo::is_signed_int(exponent.type.dtype)) return;
+  runtime_check(b, is_neg(b, exponent), "Integers to negative integer powers are not allowed.");
+}
 
 TORCH_TPU_LOWERING("add.Tensor", [](Builder& b, const OpCall& c, const Values& v) {
-  const auto& out = c.outputs[0];
-  Value other = to_type(b, operand(c, v, 1), out);
-  Value alpha = to_type(b, operand(c, v, 2), out);
-  return Values{b.add(to_type(b, operand(c, v, 0), out), b.multiply(other, alpha))};
+  return add_like(b, c, v, 0, 1, false);
+});
+TORCH_TPU_LOWERING("add.Scalar", [](Builder& b, const OpCall& c, const Values& v) {
+  return add_like(b, c, v, 0, 1, false);
+});
+TORCH_TPU_LOWERING("sub.Tensor", [](Builder& b, const OpCall& c, const Values& v) {
+  return add_like(b, c, v, 0, 1, true);
+});
+TORCH_TPU_LOWERING("sub.Scalar", [](Builder& b, const OpCall& c, const Values& v) {
+  return add_like(b, c, v, 0, 1, true);
+});
+// rsub(self, other, alpha) = other - alpha * self
+TORCH_TPU_LOWERING("rsub.Tensor", [](Builder& b, const OpCall& c, const Values& v) {
+  return add_like(b, c, v, 1, 0, true);
+});
+TORCH_TPU_LOWERING("rsub.Scalar", [](Builder& b, const OpCall& c, const Values& v) {
+  return add_like(b, c, v, 1, 0, true);
 });
 
-TORCH_TPU_LOWERING("mul.Tensor", [](Builder& b, const OpCall& c, const Values& v) {
-  const auto& out = c.outputs[0];
-  return Values{b.multiply(to_type(b, operand(c, v, 0), out), to_type(b, operand(c, v, 1), out))};
+Values mul(Builder& b, const OpCall& c, const Values& v) {
+  return binary_compute(
+      b, c, v, 0, 1, [](Builder& b, const Value& x, const Value& y) { return b.multiply(x, y); }, true);
+}
+TORCH_TPU_LOWERING("mul.Tensor", mul);
+TORCH_TPU_LOWERING("mul.Scalar", mul);
+
+// pow: StableHLO's integer power matches PyTorch's for negative exponents
+// (0 unless the base is +-1), but a negative *scalar* exponent is an error.
+Values pow(Builder& b, const OpCall& c, const Values& v) {
+  // The CPU has no bool kernel (the meta kernel would return int64).
+  if (result_type(c, {0, 1}) == DType::Pred) throw std::invalid_argument("\"pow\" not implemented for 'Bool'");
+  return binary_compute(b, c, v, 0, 1, [](Builder& b, const Value& x, const Value& y) { return b.binary("power", x, y); });
+}
+TORCH_TPU_LOWERING("pow.Tensor_Tensor", pow);
+TORCH_TPU_LOWERING("pow.Scalar", pow);
+TORCH_TPU_LOWERING("pow.Tensor_Scalar", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  if (result_type(c, {0, 1}) == DType::Pred) {
+    // The CPU copies for x ** True and fills ones for x ** False (the meta
+    // kernel says int64 where the CPU keeps bool; call.outputs wins).
+    TensorType pred = out.with_dtype(DType::Pred);
+    Value e = b.broadcast_to(operand(c, v, 1), out.dims);
+    return Values{b.convert(b.binary("or", to_type(b, operand(c, v, 0), pred), logical_not(b, e)), out.dtype)};
+  }
+  check_int_exponent(b, out, operand(c, v, 1));
+  return pow(b, c, v);
 });
+
+TORCH_TPU_LOWERING("atan2", [](Builder& b, const OpCall& c, const Values& v) {
+  return binary_compute(b, c, v, 0, 1, [](Builder& b, const Value& x, const Value& y) { return b.binary("atan2", x, y); });
+});
+
+// maximum/minimum propagate NaN from either side, like the CPU.
+Values min_max(Builder& b, const OpCall& c, const Values& v, bool is_max) {
+  return binary_compute(b, c, v, 0, 1, [is_max](Builder& b, const Value& x, const Value& y) {
+    if (x.type.dtype == DType::Pred) return is_max ? b.binary("or", x, y) : b.binary("and", x, y);
+    Value r = is_max ? b.maximum(x, y) : b.minimum(x, y);
+    if (!hlo::is_float(x.type.dtype)) return r;
+    return b.select(is_nan(b, x), x, b.select(is_nan(b, y), y, r));
+  });
+}
+TORCH_TPU_LOWERING("maximum", [](Builder& b, const OpCall& c, const Values& v) { return min_max(b, c, v, true); });
+TORCH_TPU_LOWERING("minimum", [](Builder& b, const OpCall& c, const Values& v) { return min_max(b, c, v, false); });
+
+// --- unary ------------------------------------------------------------------
 
 TORCH_TPU_LOWERING("neg", [](Builder& b, const OpCall& c, const Values& v) {
   return Values{b.negate(to_type(b, operand(c, v, 0), c.outputs[0]))};
+});
+
+TORCH_TPU_LOWERING("abs", [](Builder& b, const OpCall& c, const Values& v) {
+  reject_dtype(c, c.outputs[0].dtype == DType::Pred, "abs_cpu");
+  Value x = to_type(b, operand(c, v, 0), c.outputs[0]);
+  return Values{hlo::is_unsigned(x.type.dtype) ? x : b.unary("abs", x)};
+});
+
+// sign: -1/0/1, 0 for NaN (the CPU computes (0 < x) - (x < 0)); bool and
+// unsigned values are their own sign up to 0/1.
+Values sign(Builder& b, const OpCall& c, const Values& v) {
+  Value x = to_type(b, operand(c, v, 0), c.outputs[0]);
+  if (x.type.dtype == DType::Pred) return Values{x};
+  if (hlo::is_unsigned(x.type.dtype)) return Values{b.convert(not_zero(b, x), x.type.dtype)};
+  DType ct = compute_type(x.type.dtype);
+  Value xc = b.convert(x, ct);
+  Value zero = zeros_like(b, xc);
+  Value pos = b.convert(b.compare(zero, xc, "LT"), ct), neg = b.convert(b.compare(xc, zero, "LT"), ct);
+  return Values{b.convert(b.subtract(pos, neg), x.type.dtype)};
+}
+TORCH_TPU_LOWERING("sign", sign);
+TORCH_TPU_LOWERING("sgn", sign);  // complex dtypes are rejected before rules run
+
+TORCH_TPU_LOWERING("reciprocal", [](Builder& b, const OpCall& c, const Values& v) {
+  return unary_float(b, c, v, [](Builder& b, const Value& x) { return b.divide(full_like(b, x, 1), x); });
 });
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Tensor factories whose values are computed on the device.
 #include "ops/lowering_helpers.h"
 #include "ops/registry.h"
+#include "ops/type_promotion.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -23,6 +24,37 @@ TORCH_TPU_LOWERING("arange.start_out", [](Builder& b, const OpCall& c, const Val
   Value step = to_type(b, operand(c, v, 2), t);
   return Values{b.convert(b.add(start, b.multiply(i, step)), out.dtype)};
 });
+
+// linspace.out(Scalar start, Scalar end, int steps, *, out): like the CPU
+// kernel, the first half counts up from start and the second half down from
+// end, in the result type (double for integer results), truncated at the end.
+TORCH_TPU_LOWERING("linspace.out", [](Builder& b, const OpCall& c, const Values& v) {
+  const auto& out = c.outputs[0];
+  int64_t steps = c.arg(2).i;
+  Value start = b.convert(operand(c, v, 0), out.dtype);
+  if (out.numel() == 0 || steps == 1) return Values{b.broadcast_to(start, out.dims)};
+  DType t = hlo::is_float(out.dtype) ? compute_type(out.dtype) : DType::F64;
+  hlo::TensorType tt(t, out.dims);
+  Value s = to_type(b, start, tt);
+  Value e = to_type(b, b.convert(operand(c, v, 1), out.dtype), tt);
+  Value step = b.divide(b.subtract(e, s), b.splat_int(tt, steps - 1));
+  Value i = b.iota(tt, 0);
+  Value up = b.add(s, b.multiply(step, i));
+  Value down = b.subtract(e, b.multiply(step, b.subtract(b.splat_int(tt, steps - 1), i)));
+  Value first_half = b.compare(i, b.splat_int(tt, steps / 2), "LT");
+  return Values{b.convert(b.select(first_half, up, down), out.dtype)};
+});
+
+// eye.out(int n, *, out) and eye.m_out(int n, int m, *, out): ones where row == column.
+Values eye(Builder& b, const OpCall& c) {
+  const auto& out = c.outputs[0];
+  hlo::TensorType idx(DType::I64, out.dims);
+  if (out.numel() == 0) return Values{b.splat_int(out, 0)};
+  return Values{b.convert(b.compare(b.iota(idx, 0), b.iota(idx, 1), "EQ"), out.dtype)};
+}
+
+TORCH_TPU_LOWERING("eye.out", [](Builder& b, const OpCall& c, const Values&) { return eye(b, c); });
+TORCH_TPU_LOWERING("eye.m_out", [](Builder& b, const OpCall& c, const Values&) { return eye(b, c); });
 
 }  // namespace
 }  // namespace torch_tpu::ops

@@ -1,0 +1,167 @@
+// Loss functions: nll_loss (cross_entropy is composite over it and
+// log_softmax) and mse_loss, forward and backward. Reduction codes follow
+// at::Reduction: 0 none, 1 mean, 2 sum.
+#include <stdexcept>
+
+#include "ops/lowering_helpers.h"
+#include "ops/registry.h"
+#include "ops/runtime_check.h"
+#include "ops/type_promotion.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+using hlo::Builder;
+using hlo::DType;
+using hlo::TensorType;
+using hlo::Value;
+using Values = std::vector<Value>;
+
+enum Reduction { kNone = 0, kMean = 1, kSum = 2 };
+
+Value sum_dims(Builder& b, const Value& x, const std::vector<int64_t>& dims) {
+  return b.reduce({x}, {b.constant_float(x.type.dtype, 0.0)}, dims,
+                  [](Builder& rb, const Values& a) { return Values{rb.add(a[0], a[1])}; })[0];
+}
+
+Value sum_all(Builder& b, const Value& x) {
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < x.type.rank(); ++i) dims.push_back(i);
+  return sum_dims(b, x, dims);
+}
+
+int64_t reduction_of(const OpCall& c, size_t i) {
+  int64_t r = c.arg(i).i;
+  if (r < kNone || r > kSum) throw std::invalid_argument(c.op + ": unknown reduction " + std::to_string(r));
+  return r;
+}
+
+// The pieces nll_loss forward and backward share, for self [N, C] (or [C])
+// and target [N] (or []): which column each row picks, and that row's weight.
+// Picking by comparison with an iota (not a gather) keeps NaN/inf in other
+// columns out of the result and needs no index clamping.
+struct NllRows {
+  Value self;    // [N, C] in the compute type
+  Value picked;  // [N, C] i1: column == target, and the target is not ignored
+  Value w;       // [N] the target's weight (1 without weights); 0 where ignored
+};
+
+NllRows nll_rows(Builder& b, const OpCall& c, const Values& v, size_t self_i, size_t target_i,
+                 size_t weight_i, size_t ignore_i) {
+  Value self_in = operand(c, v, self_i);
+  const Value& target_in = operand(c, v, target_i);
+  if (self_in.type.rank() == 4) {  // nll_loss2d: [N, C, H, W] -> rows [N*H*W, C]
+    self_in = b.transpose(self_in, {0, 2, 3, 1});
+    const auto& d = self_in.type.dims;
+    self_in = b.reshape(self_in, {d[0] * d[1] * d[2], d[3]});
+  } else if (self_in.type.rank() < 1 || self_in.type.rank() > 2) {
+    throw std::invalid_argument(c.op + ": input tensor should be 1D or 2D");
+  }
+  if (target_in.type.dtype != DType::I64 && target_in.type.dtype != DType::U8)
+    throw std::invalid_argument(c.op + ": expected target dtype to be Long or Byte, but got " +
+                                hlo::dtype_name(target_in.type.dtype));
+  DType ct = compute_type(self_in.type.dtype);
+  int64_t n = self_in.type.rank() == 2 ? self_in.type.dims[0] : 1;
+  int64_t classes = self_in.type.dims.back();
+  NllRows r;
+  r.self = b.reshape(b.convert(self_in, ct), {n, classes});
+  if (target_in.type.numel() != n) throw std::invalid_argument(c.op + ": target does not match the input's batch");
+  Value target = b.reshape(b.convert(target_in, DType::I64), {n});
+  Value ignored = b.compare(target, b.splat_int(target.type, c.arg(ignore_i).i), "EQ");
+  Value below = b.compare(target, b.splat_int(target.type, 0), "LT");
+  Value above = b.compare(target, b.splat_int(target.type, classes), "GE");
+  Value bad = b.binary("and", b.binary("or", below, above), b.unary("not", ignored));
+  Value any_bad = b.reduce({bad}, {b.constant_bool(false)}, {0}, [](Builder& rb, const Values& a) {
+    return Values{rb.binary("or", a[0], a[1])};
+  })[0];
+  add_runtime_check(any_bad, CheckKind::Index, "Target is out of bounds.");
+  TensorType nc(DType::I64, {n, classes});
+  Value column = b.iota(nc, 1);
+  Value eq = b.compare(column, b.broadcast_in_dim(target, nc.dims, {0}), "EQ");
+  r.picked = b.binary("and", eq, b.broadcast_in_dim(b.unary("not", ignored), nc.dims, {0}));
+  TensorType row(ct, {n});
+  if (c.arg(weight_i).is_none()) {
+    r.w = b.select(ignored, b.splat_float(row, 0.0), b.splat_float(row, 1.0));
+  } else {
+    Value wt = b.broadcast_in_dim(b.convert(operand(c, v, weight_i), ct), {n, classes}, {1});
+    r.w = sum_dims(b, b.select(r.picked, wt, b.splat_float(wt.type, 0.0)), {1});
+  }
+  return r;
+}
+
+// nll_loss_forward(self, target, weight?, reduction, ignore_index) -> (output, total_weight);
+// nll_loss2d_forward has the same arguments with a [N, C, H, W] self.
+Values nll_forward(Builder& b, const OpCall& c, const Values& v) {
+  int64_t red = reduction_of(c, 3);
+  NllRows r = nll_rows(b, c, v, 0, 1, 2, 4);
+  Value zeros = b.splat_float(r.self.type, 0.0);
+  Value x = sum_dims(b, b.select(r.picked, r.self, zeros), {1});
+  Value loss = b.negate(b.multiply(x, r.w));
+  Value total = sum_all(b, r.w);
+  bool batched = operand(c, v, 0).type.rank() != 1;
+  Value out = red == kNone ? loss : sum_all(b, loss);
+  if (red == kMean) out = b.divide(out, total);
+  if (red == kNone && batched) total = b.constant_float(total.type.dtype, 0.0);  // the CPU leaves it 0
+  const auto& o = c.outputs;
+  return Values{b.reshape(b.convert(out, o[0].dtype), o[0].dims), b.reshape(b.convert(total, o[1].dtype), o[1].dims)};
+}
+TORCH_TPU_LOWERING("nll_loss_forward", nll_forward);
+TORCH_TPU_LOWERING("nll_loss2d_forward", nll_forward);
+
+// nll_loss_backward(grad_output, self, target, weight?, reduction, ignore_index, total_weight),
+// and nll_loss2d_backward with a [N, C, H, W] self.
+Values nll_backward(Builder& b, const OpCall& c, const Values& v) {
+  int64_t red = reduction_of(c, 4);
+  NllRows r = nll_rows(b, c, v, 1, 2, 3, 5);
+  int64_t n = r.self.type.dims[0];
+  TensorType row(r.self.type.dtype, {n});
+  Value g = b.convert(operand(c, v, 0), row.dtype);
+  g = red == kNone ? b.reshape(g, {n}) : b.broadcast_in_dim(b.reshape(g, {}), {n}, {});
+  if (red == kMean) g = b.divide(g, b.broadcast_in_dim(b.reshape(b.convert(operand(c, v, 6), row.dtype), {}), {n}, {}));
+  Value per_row = b.negate(b.multiply(r.w, g));
+  Value full = b.broadcast_in_dim(per_row, r.self.type.dims, {0});
+  Value grad = b.select(r.picked, full, b.splat_float(full.type, 0.0));
+  const auto& o = c.outputs[0];
+  grad = b.convert(grad, o.dtype);
+  if (o.rank() == 4)  // rows [N*H*W, C] back to [N, C, H, W]
+    return Values{b.transpose(b.reshape(grad, {o.dims[0], o.dims[2], o.dims[3], o.dims[1]}), {0, 3, 1, 2})};
+  return Values{b.reshape(grad, o.dims)};
+}
+TORCH_TPU_LOWERING("nll_loss_backward", nll_backward);
+TORCH_TPU_LOWERING("nll_loss2d_backward", nll_backward);
+
+// mse_loss(self, target, reduction)
+TORCH_TPU_LOWERING("mse_loss", [](Builder& b, const OpCall& c, const Values& v) {
+  int64_t red = reduction_of(c, 2);
+  const auto& o = c.outputs[0];
+  DType ct = compute_type(o.dtype);
+  const Value& s = operand(c, v, 0);
+  const Value& t = operand(c, v, 1);
+  // Broadcast shape of self and target: the result's shape for reduction none.
+  std::vector<int64_t> shape = s.type.rank() >= t.type.rank() ? s.type.dims : t.type.dims;
+  for (int64_t i = 1; i <= std::min(s.type.rank(), t.type.rank()); ++i) {
+    int64_t a = s.type.dims[s.type.rank() - i], bb = t.type.dims[t.type.rank() - i];
+    shape[shape.size() - i] = a == 1 ? bb : a;
+  }
+  TensorType full(ct, shape);
+  Value d = b.subtract(to_type(b, s, full), to_type(b, t, full));
+  Value sq = b.multiply(d, d);
+  if (red == kNone) return Values{b.convert(sq, o.dtype)};
+  Value total = sum_all(b, sq);
+  if (red == kMean) total = b.divide(total, b.constant_float(ct, static_cast<double>(full.numel())));
+  return Values{b.reshape(b.convert(total, o.dtype), o.dims)};
+});
+
+// mse_loss_backward(grad_output, self, target, reduction) = norm * (self - target) * grad
+TORCH_TPU_LOWERING("mse_loss_backward", [](Builder& b, const OpCall& c, const Values& v) {
+  int64_t red = reduction_of(c, 3);
+  const auto& o = c.outputs[0];
+  TensorType full = o.with_dtype(compute_type(o.dtype));
+  double norm = red == kMean ? 2.0 / static_cast<double>(full.numel()) : 2.0;
+  Value d = b.subtract(to_type(b, operand(c, v, 1), full), to_type(b, operand(c, v, 2), full));
+  Value g = to_type(b, operand(c, v, 0), full);
+  return Values{b.convert(b.multiply(b.multiply(b.splat_float(full, norm), d), g), o.dtype)};
+});
+
+}  // namespace
+}  // namespace torch_tpu::ops

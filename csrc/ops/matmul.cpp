@@ -1,0 +1,142 @@
+// Matrix products (mm, bmm, dot, mv and the scaled-accumulate forms addmm,
+// baddbmm, addbmm, addmv) as stablehlo.dot_general. matmul and linear are
+// composite in PyTorch and reach these. Half types multiply in float32 and
+// round once like the CPU's gemm; float32 asks for full precision so TPUs do
+// not drop to one bf16 pass.
+#include <algorithm>
+#include <stdexcept>
+
+#include "ops/lowering_helpers.h"
+#include "ops/registry.h"
+#include "ops/type_promotion.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+using hlo::Builder;
+using hlo::DType;
+using hlo::TensorType;
+using hlo::Value;
+using Values = std::vector<Value>;
+using Dims = std::vector<int64_t>;
+
+bool contains(const Dims& ds, int64_t d) { return std::find(ds.begin(), ds.end(), d) != ds.end(); }
+
+// dot_general in `acc`; the result dims are the batch dims, then lhs's free
+// dims, then rhs's free dims (StableHLO's order).
+Value dot_general(Builder& b, const OpCall& c, const Value& lhs, const Value& rhs, const Dims& lb,
+                  const Dims& rb, const Dims& lc, const Dims& rc, DType acc) {
+  if (hlo::is_complex(acc) || acc == DType::Pred)
+    throw std::invalid_argument(c.op + ": not implemented for " + hlo::dtype_name(lhs.type.dtype));
+  Value l = b.convert(lhs, acc), r = b.convert(rhs, acc);
+  Dims dims;
+  for (int64_t d : lb) dims.push_back(l.type.dims[d]);
+  for (int64_t i = 0; i < l.type.rank(); ++i)
+    if (!contains(lb, i) && !contains(lc, i)) dims.push_back(l.type.dims[i]);
+  for (int64_t i = 0; i < r.type.rank(); ++i)
+    if (!contains(rb, i) && !contains(rc, i)) dims.push_back(r.type.dims[i]);
+  std::string attr = "dot_dimension_numbers = #stablehlo.dot<";
+  std::string sep;
+  auto field = [&](const char* name, const Dims& v) {
+    if (v.empty()) return;
+    attr += sep + name + " = " + hlo::int_list(v);
+    sep = ", ";
+  };
+  field("lhs_batching_dimensions", lb);
+  field("rhs_batching_dimensions", rb);
+  field("lhs_contracting_dimensions", lc);
+  field("rhs_contracting_dimensions", rc);
+  attr += ">";
+  // Operands converted from half types are exact in bf16, so the default
+  // precision is already exact for them; only genuine f32/f64 needs HIGHEST.
+  bool from_half = lhs.type.dtype != acc;
+  if (hlo::is_float(acc) && !from_half)
+    attr += ", precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]";
+  return b.emit1("dot_general", {l, r}, attr, TensorType(acc, dims));
+}
+
+// beta * self + alpha * product, where beta == 0 ignores self (NaN included)
+// and alpha == 0 ignores the product, like BLAS and the CPU kernels. beta and
+// alpha are runtime scalars (args 3 and 4).
+Value scale_add(Builder& b, const OpCall& c, const Values& v, const Value& product) {
+  const TensorType& t = product.type;
+  Value self = to_type(b, operand(c, v, 0), t);
+  auto term = [&](const Value& x, size_t arg) {
+    Value s = b.broadcast_to(b.convert(operand(c, v, arg), t.dtype), t.dims);
+    Value zero = b.splat_float(t, 0);
+    return b.select(b.compare(s, zero, "EQ"), zero, b.multiply(x, s));
+  };
+  return b.add(term(self, 3), term(product, 4));
+}
+
+// The CPU kernels (not the meta ones) reject mixed dtypes, e.g. mm(f32, f64).
+void require_same_dtype(const OpCall& c, const std::vector<size_t>& args) {
+  DType t = c.operands.at(c.arg(args[0]).operand()).dtype;
+  for (size_t a : args) {
+    DType u = c.operands.at(c.arg(a).operand()).dtype;
+    if (u != t)
+      throw std::invalid_argument(c.op + ": expected all tensors to have the same dtype, but got " +
+                                  hlo::dtype_name(t) + " and " + hlo::dtype_name(u));
+  }
+}
+
+DType acc_of(const OpCall& c) {
+  require_same_dtype(c, c.args.size() > 2 ? std::vector<size_t>{0, 1, 2} : std::vector<size_t>{0, 1});
+  return compute_type(c.outputs[0].dtype);
+}
+
+Value finish(Builder& b, const Value& r, const OpCall& c) {
+  return b.reshape(b.convert(r, c.outputs[0].dtype), c.outputs[0].dims);
+}
+
+TORCH_TPU_LOWERING("mm", [](Builder& b, const OpCall& c, const Values& v) {
+  return Values{finish(b, dot_general(b, c, operand(c, v, 0), operand(c, v, 1), {}, {}, {1}, {0}, acc_of(c)), c)};
+});
+
+TORCH_TPU_LOWERING("bmm", [](Builder& b, const OpCall& c, const Values& v) {
+  return Values{finish(b, dot_general(b, c, operand(c, v, 0), operand(c, v, 1), {0}, {0}, {2}, {1}, acc_of(c)), c)};
+});
+
+TORCH_TPU_LOWERING("dot", [](Builder& b, const OpCall& c, const Values& v) {
+  return Values{finish(b, dot_general(b, c, operand(c, v, 0), operand(c, v, 1), {}, {}, {0}, {0}, acc_of(c)), c)};
+});
+
+TORCH_TPU_LOWERING("mv", [](Builder& b, const OpCall& c, const Values& v) {
+  return Values{finish(b, dot_general(b, c, operand(c, v, 0), operand(c, v, 1), {}, {}, {1}, {0}, acc_of(c)), c)};
+});
+
+// addmm(self, mat1, mat2, *, beta, alpha)
+TORCH_TPU_LOWERING("addmm", [](Builder& b, const OpCall& c, const Values& v) {
+  Value p = dot_general(b, c, operand(c, v, 1), operand(c, v, 2), {}, {}, {1}, {0}, acc_of(c));
+  return Values{finish(b, scale_add(b, c, v, p), c)};
+});
+
+// baddbmm(self, batch1, batch2, *, beta, alpha)
+TORCH_TPU_LOWERING("baddbmm", [](Builder& b, const OpCall& c, const Values& v) {
+  Value p = dot_general(b, c, operand(c, v, 1), operand(c, v, 2), {0}, {0}, {2}, {1}, acc_of(c));
+  return Values{finish(b, scale_add(b, c, v, p), c)};
+});
+
+// addbmm(self, batch1, batch2, *, beta, alpha): the batch is summed too.
+TORCH_TPU_LOWERING("addbmm", [](Builder& b, const OpCall& c, const Values& v) {
+  Value p = dot_general(b, c, operand(c, v, 1), operand(c, v, 2), {}, {}, {0, 2}, {0, 1}, acc_of(c));
+  return Values{finish(b, scale_add(b, c, v, p), c)};
+});
+
+// addmv(self, mat, vec, *, beta, alpha)
+TORCH_TPU_LOWERING("addmv", [](Builder& b, const OpCall& c, const Values& v) {
+  Value p = dot_general(b, c, operand(c, v, 1), operand(c, v, 2), {}, {}, {1}, {0}, acc_of(c));
+  return Values{finish(b, scale_add(b, c, v, p), c)};
+});
+
+// addr(self, vec1, vec2, *, beta, alpha): outer product, no contraction.
+TORCH_TPU_LOWERING("addr", [](Builder& b, const OpCall& c, const Values& v) {
+  DType acc = acc_of(c);  // bool works as is: StableHLO's add/multiply are or/and on i1
+  const Dims& out = c.outputs[0].dims;
+  Value x = b.broadcast_in_dim(b.convert(operand(c, v, 1), acc), out, {0});
+  Value y = b.broadcast_in_dim(b.convert(operand(c, v, 2), acc), out, {1});
+  return Values{finish(b, scale_add(b, c, v, b.multiply(x, y)), c)};
+});
+
+}  // namespace
+}  // namespace torch_tpu::ops

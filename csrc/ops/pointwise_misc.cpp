@@ -1,0 +1,89 @@
+// Fused pointwise ops optimizers and activations use (lerp, addcmul, addcdiv)
+// and the backward ops autograd calls for sigmoid, tanh and logit. Each
+// follows the CPU kernel's formula and evaluation order in the compute dtype.
+// The CPU's f32/f64 vector kernels fuse a*b+c into an fma; emulating that needs
+// f64 (slow or absent on TPUs), so those results may differ by 1 ulp.
+#include <cmath>
+
+#include "ops/elementwise_common.h"
+#include "ops/registry.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+using namespace ew;
+
+struct Lifted {
+  DType out, ct;
+  std::vector<Value> x;  // the listed arguments in the compute dtype, broadcast
+};
+
+// Scalar-schema arguments (lerp's weight, addcmul's value) go straight to the
+// compute dtype, as the CPU kernels read them.
+Lifted lift_all(Builder& b, const OpCall& c, const Values& v, std::initializer_list<size_t> args) {
+  const TensorType& out = c.outputs[0];
+  Lifted l{out.dtype, compute_type(out.dtype), {}};
+  for (size_t i : args)
+    l.x.push_back(c.arg(i).kind == Arg::Kind::Scalar ? lift_scalar(b, c, v, i, out.dtype, l.ct, out.dims)
+                                                      : lift(b, c, v, i, out.dtype, l.ct, out.dims));
+  return l;
+}
+
+// lerp(self, end, w): self + w * (end - self) for |w| < 0.5, else
+// end - (end - self) * (1 - w), which is exact at w == 1.
+Values lerp(Builder& b, const OpCall& c, const Values& v) {
+  Lifted l = lift_all(b, c, v, {0, 1, 2});
+  const Value &self = l.x[0], &end = l.x[1], &w = l.x[2];
+  Value diff = b.subtract(end, self);
+  Value small = b.compare(b.unary("abs", w), full_like(b, w, 0.5), "LT");
+  Value near_self = b.add(self, b.multiply(w, diff));
+  Value near_end = b.subtract(end, b.multiply(diff, b.subtract(full_like(b, w, 1), w)));
+  return Values{b.convert(b.select(small, near_self, near_end), l.out)};
+}
+TORCH_TPU_LOWERING("lerp.Scalar", lerp);
+TORCH_TPU_LOWERING("lerp.Tensor", lerp);
+
+// addcmul(self, t1, t2, value) = self + value * t1 * t2
+TORCH_TPU_LOWERING("addcmul", [](Builder& b, const OpCall& c, const Values& v) {
+  Lifted l = lift_all(b, c, v, {0, 1, 2, 3});
+  Value prod = b.multiply(b.multiply(l.x[3], l.x[1]), l.x[2]);
+  return Values{b.convert(l.ct == DType::Pred ? b.binary("or", l.x[0], prod) : b.add(l.x[0], prod), l.out)};
+});
+
+// addcdiv(self, t1, t2, value) = self + value * t1 / t2 (in that order, like
+// the CPU); integer inputs are rejected by the meta kernel.
+TORCH_TPU_LOWERING("addcdiv", [](Builder& b, const OpCall& c, const Values& v) {
+  Lifted l = lift_all(b, c, v, {0, 1, 2, 3});
+  return Values{b.convert(b.add(l.x[0], b.divide(b.multiply(l.x[3], l.x[1]), l.x[2])), l.out)};
+});
+
+// sigmoid_backward(grad, y) = grad * (1 - y) * y
+TORCH_TPU_LOWERING("sigmoid_backward", [](Builder& b, const OpCall& c, const Values& v) {
+  Lifted l = lift_all(b, c, v, {0, 1});
+  const Value &g = l.x[0], &y = l.x[1];
+  return Values{b.convert(b.multiply(b.multiply(g, b.subtract(full_like(b, y, 1), y)), y), l.out)};
+});
+
+// tanh_backward(grad, y) = grad * (1 - y * y)
+TORCH_TPU_LOWERING("tanh_backward", [](Builder& b, const OpCall& c, const Values& v) {
+  Lifted l = lift_all(b, c, v, {0, 1});
+  const Value &g = l.x[0], &y = l.x[1];
+  return Values{b.convert(b.multiply(g, b.subtract(full_like(b, y, 1), b.multiply(y, y))), l.out)};
+});
+
+// logit_backward(grad, x, eps): grad / (x * (1 - x)) inside the domain; with
+// eps, 0 outside [eps, 1 - eps]; without, NaN outside [0, 1].
+TORCH_TPU_LOWERING("logit_backward", [](Builder& b, const OpCall& c, const Values& v) {
+  Lifted l = lift_all(b, c, v, {0, 1});
+  const Value &g = l.x[0], &x = l.x[1];
+  bool has_eps = !c.arg(2).is_none() && c.arg(2).d >= 0;
+  double lo = has_eps ? c.arg(2).d : 0, hi = 1 - lo;
+  Value one = full_like(b, x, 1);
+  Value r = b.divide(g, b.multiply(x, b.subtract(one, x)));
+  Value outside = logical_or(b, b.compare(x, full_like(b, x, lo), "LT"), b.compare(x, full_like(b, x, hi), "GT"));
+  Value fill = has_eps ? zeros_like(b, x) : full_like(b, x, std::nan(""));
+  return Values{b.convert(b.select(outside, fill, r), l.out)};
+});
+
+}  // namespace
+}  // namespace torch_tpu::ops

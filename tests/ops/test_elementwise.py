@@ -1,0 +1,329 @@
+"""Binary arithmetic (add/sub/mul/div and rounding modes, remainder, fmod, pow,
+atan2, maximum/minimum), their Scalar/rsub forms, neg/abs/sign/reciprocal and
+the fused lerp/addcmul/addcdiv, against the CPU."""
+import pytest
+import torch
+from harness import check, check_inplace, check_raises_like_cpu, make, to_tpu
+
+F32, F64, BF16, F16 = torch.float32, torch.float64, torch.bfloat16, torch.float16
+I8, I32, I64, U8, BOOL = torch.int8, torch.int32, torch.int64, torch.uint8, torch.bool
+NUM_DTYPES = [F32, F64, BF16, I32, I64, U8]
+NAN, INF = float("nan"), float("inf")
+
+BINARY = {
+    "add": lambda a, b: torch.add(a, b, alpha=2),
+    "sub": lambda a, b: torch.sub(a, b),
+    "mul": torch.mul,
+    "div": torch.div,
+    "div_trunc": lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+    "div_floor": lambda a, b: torch.div(a, b, rounding_mode="floor"),
+    "floor_divide": torch.floor_divide,
+    "remainder": torch.remainder,
+    "fmod": torch.fmod,
+    "pow": torch.pow,
+    "atan2": torch.atan2,
+    "maximum": torch.maximum,
+    "minimum": torch.minimum,
+}
+DIVIDES = {"div_trunc", "div_floor", "floor_divide", "remainder", "fmod"}
+
+
+def operands(name, dtype, shape_a, shape_b, noncontiguous=False):
+    a = make(shape_a, dtype, seed=1, noncontiguous=noncontiguous)
+    b = make(shape_b, dtype, seed=2, noncontiguous=noncontiguous)
+    if not dtype.is_floating_point and name in DIVIDES:  # integer x / 0 raises; tested separately
+        b = torch.where(b == 0, torch.ones_like(b), b)
+    if name == "pow":
+        b = make(shape_b, dtype, seed=2, low=0, high=3, noncontiguous=noncontiguous)
+        if dtype.is_floating_point:
+            a = a.abs()  # negative ** fractional is NaN on both; keep the values informative
+    return a, b
+
+
+def with_specials(t):
+    """Float tensor with NaN, +-inf, +-0 and small values written over its first elements."""
+    t = t.clone()
+    vals = torch.tensor([NAN, INF, -INF, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5], dtype=t.dtype)
+    flat = t.view(-1)
+    n = min(flat.numel(), vals.numel())
+    flat[:n] = vals[:n]
+    return t
+
+
+def check_or_raises(fn, *args):
+    """CPU result if the CPU computes it; else the tpu must raise too (a CPU
+    NotImplementedError for an unsupported dtype is a RuntimeError on tpu)."""
+    try:
+        fn(*args)
+    except NotImplementedError:
+        with pytest.raises(RuntimeError):
+            fn(*to_tpu(list(args)))
+            torch.tpu.synchronize()
+        return
+    except RuntimeError:
+        check_raises_like_cpu(fn, *args)
+        return
+    check(fn, *args)
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@pytest.mark.parametrize("dtype", NUM_DTYPES + [BOOL])
+def test_binary_dtypes(name, dtype):
+    a, b = operands(name, dtype, (3, 5), (3, 5))
+    check_or_raises(BINARY[name], a, b)
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@pytest.mark.parametrize("shapes", [((), ()), ((2, 0, 3), (3,)), ((3, 1), (1, 4)), ((), (2, 3))])
+def test_binary_shapes(name, shapes):
+    a, b = operands(name, F32, *shapes)
+    check(BINARY[name], a, b)
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_noncontiguous(name):
+    a, b = operands(name, F32, (4, 6), (4, 6), noncontiguous=True)
+    check(BINARY[name], a, b)
+    check(BINARY[name], a.t(), b.t())
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@pytest.mark.parametrize("dtype", [F32, BF16])
+def test_binary_special_values(name, dtype):
+    vals = [NAN, INF, -INF, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0]
+    a = torch.tensor(vals, dtype=dtype).repeat_interleave(len(vals))
+    b = torch.tensor(vals, dtype=dtype).repeat(len(vals))
+    check(BINARY[name], a, b)
+
+
+@pytest.mark.parametrize("name", ["div_trunc", "div_floor", "remainder", "fmod"])
+@pytest.mark.parametrize("dtype", [F32, I32, I64, I8])
+def test_rounding_division_signs(name, dtype):
+    # Every sign combination, exact multiples and not.
+    a = torch.tensor([7, -7, 7, -7, 6, -6, 6, -6, 0, 1], dtype=dtype)
+    b = torch.tensor([2, 2, -2, -2, 3, 3, -3, -3, 5, -5], dtype=dtype)
+    check(BINARY[name], a, b)
+    check(BINARY[name], a.to(F32) * 1.25, b.to(F32) * 0.5)
+
+
+@pytest.mark.parametrize("dtypes", [(I32, F32), (BF16, F32), (U8, I8), (BOOL, I64), (F16, BF16)])
+@pytest.mark.parametrize("name", ["add", "mul", "div", "maximum", "remainder"])
+def test_binary_mixed_dtypes(dtypes, name):
+    a = make((3, 4), dtypes[0], seed=1, low=0, high=3)
+    b = make((3, 4), dtypes[1], seed=2, low=1, high=3)
+    check_or_raises(BINARY[name], a, b)
+
+
+SCALAR_OPS = {
+    "add": lambda x, s: x + s,
+    "add_alpha": lambda x, s: torch.add(x, s, alpha=3),
+    "sub": lambda x, s: x - s,
+    "rsub": lambda x, s: s - x,
+    "rsub_alpha": lambda x, s: torch.rsub(x, s, alpha=2),
+    "mul": lambda x, s: x * s,
+    "div": lambda x, s: x / s,
+    "rdiv": lambda x, s: s / x,
+    "floordiv": lambda x, s: x // s,
+    "div_trunc": lambda x, s: torch.div(x, s, rounding_mode="trunc"),
+    "mod": lambda x, s: x % s,
+    "rmod": lambda x, s: s % x,
+    "fmod": lambda x, s: torch.fmod(x, s),
+    "pow": lambda x, s: x ** s,
+    "rpow": lambda x, s: s ** x,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCALAR_OPS))
+@pytest.mark.parametrize("dtype", [F32, BF16, I32])
+@pytest.mark.parametrize("scalar", [2, -2.5])
+def test_python_scalar(name, dtype, scalar):
+    x = make((2, 3), dtype, seed=3, low=1, high=4)
+    if name in ("rdiv", "rmod") and not dtype.is_floating_point:
+        x = x.clamp(min=1)
+    check_or_raises(SCALAR_OPS[name], x, scalar)
+
+
+@pytest.mark.parametrize("dtype", [F32, I32, U8, BOOL])
+def test_bool_scalar(dtype):
+    x = make((2, 3), dtype, seed=3, low=1, high=4)
+    for name in ("add", "mul", "sub", "rsub", "div", "pow"):
+        if name == "pow" and dtype == BOOL:
+            # The meta kernel types bool ** bool as int64 (the CPU keeps bool): values only.
+            check(SCALAR_OPS[name], x, True, exact_dtype=False)
+            check(SCALAR_OPS[name], x, False, exact_dtype=False)
+            continue
+        check_or_raises(SCALAR_OPS[name], x, True)
+
+
+@pytest.mark.parametrize("dtype", [BF16, F16])
+def test_half_dtype_scalars_round_like_cpu(dtype):
+    # mul/div read a scalar operand straight into f32; add/sub/pow round it to
+    # the tensor's dtype first; lerp/addcmul read their Scalar args in f32.
+    x = make((512,), dtype, seed=30, low=-8, high=8)
+    y = make((512,), dtype, seed=31)
+    for fn in (lambda a: a * 0.3, lambda a: a / 0.3, lambda a: a + 0.3, lambda a: a - 0.3,
+               lambda a: torch.div(a, 0.3, rounding_mode="floor"), lambda a: a.abs() ** 0.3,
+               lambda a: a * torch.tensor(0.3), lambda a: torch.lerp(a, a * 2, 0.3),
+               lambda a: torch.addcmul(a, a, a, value=0.3)):
+        check(fn, x, atol=0, rtol=0)
+    check(lambda a, b: torch.add(a, b, alpha=0.3), x, y, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("name", sorted(SCALAR_OPS))
+def test_scalar_as_cpu_zero_dim_tensor(name):
+    x = make((3, 4), F32, seed=4, low=0.5, high=3)
+    check(SCALAR_OPS[name], x, torch.tensor(1.75))
+    check(SCALAR_OPS[name], x, torch.tensor(2, dtype=torch.int64))
+
+
+def test_scalar_values_reuse_program():
+    # Python scalars are runtime operands: new values give new, correct results.
+    x = make((5,), F32, seed=5)
+    for s in (0.5, -1.25, 3.0):
+        check(lambda a: a * s + s, x)
+        check(lambda a: torch.pow(a.abs(), s), x)
+
+
+@pytest.mark.parametrize("dtype", [F32, BF16, I32])
+def test_inplace_and_out(dtype):
+    a = make((3, 4), dtype, seed=6, low=1, high=5)
+    b = make((3, 4), dtype, seed=7, low=1, high=5)
+    check_inplace(lambda t, o: t.add_(o, alpha=2), a, b)
+    check_inplace(lambda t, o: t.sub_(o), a, b)
+    check_inplace(lambda t, o: t.mul_(o), a, b)
+    check_inplace(lambda t, o: t.mul_(3), a, b)
+    check_inplace(lambda t, o: t.div_(o, rounding_mode="floor"), a, b)
+    check_inplace(lambda t, o: t.remainder_(o), a, b)
+    check_inplace(lambda t, o: t.pow_(2), a, b)
+    check_inplace(lambda t, o: t.neg_(), a, b)
+    check_inplace(lambda t, o: t.maximum(o), a, b)
+    if dtype.is_floating_point:
+        check_inplace(lambda t, o: t.div_(o), a, b)
+        check_inplace(lambda t, o: t.atan2_(o), a, b)
+        check_inplace(lambda t, o: t.reciprocal_(), a, b)
+    for fn in (torch.add, torch.mul, torch.sub, torch.maximum, torch.fmod):
+        check(lambda x, y: fn(x, y, out=torch.empty(3, 4, dtype=dtype, device=x.device)), a, b)
+
+
+def test_inplace_into_views():
+    base = make((4, 6), F32, seed=8)
+    check_inplace(lambda t: t[:, 1::2].mul_(2), base)
+    check_inplace(lambda t: t.t().add_(torch.ones(6, 1, device=t.device)), base)
+    check_inplace(lambda t: t[1].div_(t[2]), base)
+
+
+def test_out_dtype_differs_from_result():
+    a, b = make((3,), I32, seed=9), make((3,), I32, seed=10, low=1, high=4)
+    check(lambda x, y: torch.add(x, y, out=torch.empty(3, dtype=F32, device=x.device)), a, b)
+    check(lambda x, y: torch.div(x, y, out=torch.empty(3, dtype=F64, device=x.device)), a, b)
+
+
+UNARY_ARITH = {"neg": torch.neg, "abs": torch.abs, "sign": torch.sign, "sgn": torch.sgn, "reciprocal": torch.reciprocal}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY_ARITH))
+@pytest.mark.parametrize("dtype", NUM_DTYPES + [BOOL])
+def test_unary_arith(name, dtype):
+    x = make((3, 4), dtype, seed=11)
+    if dtype.is_floating_point:
+        x = with_specials(x)
+    check_or_raises(UNARY_ARITH[name], x)
+
+
+@pytest.mark.parametrize("name", sorted(UNARY_ARITH))
+def test_unary_arith_shapes(name):
+    for shape in [(), (0,), (2, 0, 3)]:
+        check(UNARY_ARITH[name], make(shape, F32, seed=12))
+    x = make((4, 5), F32, seed=12, noncontiguous=True)
+    check(UNARY_ARITH[name], x)
+    check(UNARY_ARITH[name], x.t())
+
+
+def test_errors():
+    t = torch.tensor([True, False])
+    check_raises_like_cpu(torch.sub, t, t)
+    check_raises_like_cpu(torch.neg, t)
+    check_raises_like_cpu(torch.add, make((3,), F32), make((4,), F32))
+    # (A bad rounding_mode raises ValueError from the meta kernel, RuntimeError on CPU: not tested.)
+    check_raises_like_cpu(lambda a: a.add_(1.5), make((3,), I32))  # result can't be cast in place
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+    lambda a, b: torch.div(a, b, rounding_mode="floor"),
+    torch.remainder, torch.fmod,
+    lambda a, b: a // 0,
+])
+def test_integer_division_by_zero(fn):
+    exc = check_raises_like_cpu(fn, torch.tensor([5, -5, 3]), torch.tensor([1, 0, 2]))
+    assert "ZeroDivisionError" in str(exc)
+
+
+def test_integer_negative_scalar_power():
+    check_raises_like_cpu(lambda a: a ** -1, torch.tensor([2, 3]))
+    # Tensor exponents may be negative: 0 unless the base is +-1.
+    check(torch.pow, torch.tensor([2, -1, 1, 0, 3, -1]), torch.tensor([-1, -3, -2, 2, -2, 2]))
+
+
+# --- lerp, addcmul, addcdiv ------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [F32, F64, BF16, F16])
+@pytest.mark.parametrize("weight", [0.25, 0.75, 1.0, -0.5, 2.0])
+def test_lerp_scalar(dtype, weight):
+    a, b = make((3, 4), dtype, seed=13), make((3, 4), dtype, seed=14)
+    check(torch.lerp, a, b, weight)
+    check_inplace(lambda t, e: t.lerp_(e, weight), a, b)
+
+
+@pytest.mark.parametrize("dtype", [F32, BF16])
+def test_lerp_tensor(dtype):
+    a, b = make((3, 4), dtype, seed=15), make((4,), dtype, seed=16)
+    w = make((3, 1), dtype, seed=17, low=-1, high=2)
+    check(torch.lerp, a, b, w)
+    check(torch.lerp, make((), dtype), make((), dtype, seed=1), make((), dtype, seed=2))
+    check(torch.lerp, a.t(), b.unsqueeze(1).expand(4, 3), 0.3)
+
+
+@pytest.mark.parametrize("op", [torch.addcmul, torch.addcdiv])
+@pytest.mark.parametrize("dtype", [F32, F64, BF16, F16])
+@pytest.mark.parametrize("value", [1, 0.5, -2.0])
+def test_addcmul_addcdiv(op, dtype, value):
+    s, t1, t2 = make((3, 4), dtype, seed=18), make((3, 4), dtype, seed=19), make((4,), dtype, seed=20)
+    check(op, s, t1, t2, value=value)
+    check_inplace(lambda x, a, b: getattr(x, op.__name__ + "_")(a, b, value=value), s, t1, t2)
+
+
+def test_addcmul_addcdiv_ints_and_shapes():
+    a, b, c = (make((2, 3), I64, seed=k) for k in (21, 22, 23))
+    check(torch.addcmul, a, b, c, value=3)
+    check_raises_like_cpu(torch.addcdiv, a, b, c)
+    check(torch.addcmul, make((0,), F32), make((0,), F32), make((0,), F32))
+    check(torch.addcdiv, make((), F32), make((2, 2), F32, noncontiguous=True), make((2, 1), F32))
+
+
+# --- autograd --------------------------------------------------------------------
+
+GRAD_FNS = {
+    "add_sub": lambda a, b: (a + 2 * b - b / 3).sum(),
+    "mul_div": lambda a, b: (a * b / (b.abs() + 1)).sum(),
+    "pow": lambda a, b: (a.abs() ** b + a ** 3 + 2 ** a).sum(),
+    "abs": lambda a, b: a.abs().sum(),
+    "atan2": lambda a, b: torch.atan2(a, b).sum(),
+    "max_min": lambda a, b: (torch.maximum(a, b) + torch.minimum(a, 2 * b)).sum(),
+    "remainder": lambda a, b: (a % 1.5 + torch.fmod(a, 2.0)).sum(),
+    "reciprocal": lambda a, b: (a.abs() + 0.5).reciprocal().sum(),
+    "lerp": lambda a, b: torch.lerp(a, b, 0.3).sum() + torch.lerp(a, b, b.sigmoid()).sum(),
+    "addc": lambda a, b: (torch.addcmul(a, a, b, value=0.5) + torch.addcdiv(a, a, b.abs() + 1, value=0.5)).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_FNS))
+def test_gradients(name):
+    a, b = make((3, 4), F32, seed=24), make((3, 4), F32, seed=25)
+    grads = []
+    for dev in ("cpu", "tpu"):
+        x = a.detach().to(dev).requires_grad_()
+        y = b.detach().to(dev).requires_grad_()
+        GRAD_FNS[name](x, y).backward()
+        grads.append((x.grad.cpu(), y.grad.cpu() if y.grad is not None else None))
+    torch.testing.assert_close(grads[1], grads[0], equal_nan=True)

@@ -1,0 +1,63 @@
+"""Device-computed factories (arange, linspace, eye) and *_like / one_hot against the CPU."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+from harness import check, make
+
+
+def same(fn):
+    """fn(device) on tpu vs on the CPU."""
+    expect = fn("cpu")
+    got = fn("tpu")
+    assert got.device.type == "tpu"
+    torch.testing.assert_close(got.cpu(), expect)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64,
+                                   torch.int32, torch.uint8], ids=str)
+@pytest.mark.parametrize("start,end,steps", [(0, 1, 5), (-3, 7, 11), (2, 2, 4), (10, 0, 7), (0, 100, 64), (1, 5, 1),
+                                             (0, 1, 0), (-1.5, 2.5, 9)], ids=str)
+def test_linspace(dtype, start, end, steps):
+    if not dtype.is_floating_point and dtype.is_signed is False and min(start, end) < 0:
+        start, end = abs(start), abs(end)
+    same(lambda d: torch.linspace(start, end, steps, dtype=dtype, device=d))
+
+
+def test_linspace_out_and_default_dtype():
+    same(lambda d: torch.linspace(0.5, 9.5, 1000, device=d))
+    same(lambda d: torch.linspace(0, 1, 7, out=torch.empty(0, device=d)))
+    check(lambda o: torch.linspace(-2, 2, 5, out=o), torch.empty(5, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool], ids=str)
+@pytest.mark.parametrize("n,m", [(3, None), (1, None), (0, None), (2, 5), (5, 2), (3, 0)], ids=str)
+def test_eye(dtype, n, m):
+    if m is None:
+        same(lambda d: torch.eye(n, dtype=dtype, device=d))
+    else:
+        same(lambda d: torch.eye(n, m, dtype=dtype, device=d))
+    same(lambda d: torch.eye(n, m if m is not None else n, out=torch.empty(0, dtype=dtype, device=d)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32], ids=str)
+def test_arange(dtype):
+    same(lambda d: torch.arange(10, dtype=dtype, device=d))
+    same(lambda d: torch.arange(-3, 17, 4, dtype=dtype, device=d))
+    same(lambda d: torch.arange(5, -5, -3, dtype=dtype, device=d))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool], ids=str)
+def test_zeros_ones_full_like(dtype):
+    for shape in [(), (0,), (2, 3)]:
+        x = make(shape, dtype)
+        check(torch.zeros_like, x)
+        check(torch.ones_like, x)
+        check(lambda t: torch.full_like(t, 1), x)
+        check(lambda t: torch.zeros_like(t, dtype=torch.float32), x)
+
+
+def test_one_hot():
+    i = torch.tensor([[0, 3, 1], [2, 2, 4]])
+    check(lambda t: F.one_hot(t, 5), i)
+    check(lambda t: F.one_hot(t, 6), torch.tensor([], dtype=torch.int64))

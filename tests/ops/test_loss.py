@@ -1,0 +1,116 @@
+"""nll_loss, cross_entropy and mse_loss (forward and backward) against the CPU."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+from harness import check, check_raises_like_cpu, make, to_tpu
+
+REDUCTIONS = ["none", "mean", "sum"]
+
+
+def run_grads(fn, inputs, seed=5):
+    leaves = [t.detach().clone().requires_grad_() if t is not None and t.is_floating_point() and i == 0 else t
+              for i, t in enumerate(inputs)]
+    out = fn(*leaves)
+    out.backward(make(out.shape, out.dtype, seed=seed).to(out.device))
+    return out.detach(), leaves[0].grad
+
+
+def check_grads(fn, *inputs, **tol):
+    expect = run_grads(fn, inputs)
+    got = run_grads(fn, to_tpu(list(inputs)))
+    for g, e in zip(got, expect):
+        assert g.device.type == "tpu"
+        torch.testing.assert_close(g.cpu(), e, equal_nan=True, **tol)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
+def test_nll_loss(reduction, weighted, dtype):
+    x = torch.log_softmax(make((6, 5), torch.float32), 1).to(dtype)
+    target = torch.tensor([1, 0, 4, -100, 2, 4])
+    w = make((5,), dtype, low=0.1, high=2.0, seed=3) if weighted else None
+    fn = lambda t, tg, ww: F.nll_loss(t, tg, weight=ww, reduction=reduction)  # noqa: E731
+    check(fn, x, target, w)
+    check_grads(fn, x, target, w)
+    # A custom ignore_index, and a 1-D input with a 0-d target.
+    check_grads(lambda t, tg, ww: F.nll_loss(t, tg, weight=ww, reduction=reduction, ignore_index=4), x,
+                target.clamp(min=0), w)
+    check_grads(lambda t, tg, ww: F.nll_loss(t, tg, weight=ww, reduction=reduction), x[0], torch.tensor(3), w)
+
+
+def test_nll_loss_edge_cases():
+    x = torch.log_softmax(make((3, 4), torch.float32), 1)
+    # Every target ignored: mean is 0/0 = NaN, gradients 0.
+    check_grads(lambda t, tg: F.nll_loss(t, tg), x, torch.full((3,), -100))
+    check(lambda t, tg: F.nll_loss(t, tg), make((0, 4), torch.float32), torch.zeros(0, dtype=torch.long))
+    # total_weight output of the ATen op.
+    for r in (1, 2):
+        check(torch.ops.aten.nll_loss_forward, x, torch.tensor([1, 0, 3]), make((4,), torch.float32, seed=1), r, -100)
+    # NaN/inf in classes that are not picked stay out of the loss.
+    y = x.clone()
+    y[:, 0] = float("nan")
+    check_grads(lambda t, tg: F.nll_loss(t, tg), y, torch.tensor([1, 2, 3]))
+    check(lambda t, tg: F.nll_loss(t, tg), make((4, 6), torch.float32, noncontiguous=True), torch.tensor([5, 0, 1, 2]))
+    check(lambda t, tg: F.nll_loss(t, tg), make((5, 3), torch.float32).t(), torch.tensor([4, 0, 1]))
+
+
+def test_nll_loss_bad_input():
+    x = torch.log_softmax(make((3, 4), torch.float32), 1)
+    check_raises_like_cpu(lambda t, tg: F.nll_loss(t, tg), x, torch.tensor([1, 7, 0]))  # IndexError
+    check_raises_like_cpu(lambda t, tg: F.nll_loss(t, tg), x, torch.tensor([1, 0]))
+    check_raises_like_cpu(lambda t, tg: F.nll_loss(t, tg), x, torch.tensor([1, 0, 2], dtype=torch.int32))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
+def test_cross_entropy(reduction, dtype):
+    # bf16: the CPU's last-dim log_softmax rounds the row sum of exp to bf16
+    # before the log (see test_softmax); tpu keeps it in f32. Allow 2 bf16 ulps.
+    tol = {"atol": 2 ** -6, "rtol": 2 ** -6} if dtype == torch.bfloat16 else {}
+    x = make((6, 5), dtype)
+    target = torch.tensor([1, 0, 4, -100, 2, 4])
+    check_grads(lambda t, tg: F.cross_entropy(t, tg, reduction=reduction), x, target, **tol)
+    w = make((5,), dtype, low=0.1, high=2.0, seed=3)
+    check_grads(lambda t, tg, ww: F.cross_entropy(t, tg, weight=ww, reduction=reduction), x, target, w, **tol)
+    # Label smoothing goes through log_softmax + elementwise ops and reductions.
+    check_grads(lambda t, tg: F.cross_entropy(t, tg, reduction=reduction, label_smoothing=0.1), x,
+                target.clamp(0), **tol)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("shape", [(), (0,), (7,), (3, 4), (2, 0, 3)], ids=str)
+def test_mse_loss(reduction, dtype, shape):
+    a, b = make(shape, dtype, seed=1), make(shape, dtype, seed=2)
+    fn = lambda x, y: F.mse_loss(x, y, reduction=reduction)  # noqa: E731
+    check(fn, a, b)
+    if not (reduction == "mean" and a.numel() == 0):  # PyTorch's meta divides by numel in Python
+        check_grads(fn, a, b)
+
+
+def test_mse_loss_variants():
+    a, b = make((3, 4), torch.float32, seed=1), make((3, 4), torch.float32, seed=2)
+    check(F.mse_loss, make((3, 4), torch.float32, noncontiguous=True), b)
+    check(F.mse_loss, make((4, 3), torch.float32).t(), b)
+    check(lambda x, y: torch.ops.aten.mse_loss(x, y, 0), a, make((4,), torch.float32))  # broadcasting
+    check(lambda x, y: torch.ops.aten.mse_loss(x, y, 1), a.bfloat16(), b)  # promotion
+    check(lambda g, x, y: torch.ops.aten.mse_loss_backward(g, x, y, 1), torch.tensor(1.5), a, b)
+    check(lambda g, x, y: torch.ops.aten.mse_loss_backward(g, x, y, 0), make((3, 4), torch.float32, seed=3), a, b)
+    out = torch.empty(0)
+    check(lambda x, y, o: torch.ops.aten.mse_loss.out(x, y, 2, out=o), a, b, out)
+    check_raises_like_cpu(F.mse_loss, a, make((5,), torch.float32))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_cross_entropy_spatial(reduction):
+    # (N, C, H, W) reaches nll_loss2d; (N, C, L) is reshaped to it.
+    x4 = make((2, 4, 3, 5), torch.float32)
+    t4 = torch.randint(0, 4, (2, 3, 5), generator=torch.Generator().manual_seed(0))
+    t4[0, 1, 2] = -100
+    w = make((4,), torch.float32, low=0.1, high=2.0, seed=3)
+    check_grads(lambda t, tg: F.cross_entropy(t, tg, reduction=reduction), x4, t4)
+    check_grads(lambda t, tg, ww: F.cross_entropy(t, tg, weight=ww, reduction=reduction), x4, t4, w)
+    check_grads(lambda t, tg: F.cross_entropy(t, tg, reduction=reduction), x4[:, :, 0], t4[:, 0])
+    check_raises_like_cpu(lambda t, tg: F.nll_loss(t, tg), x4, t4.clamp(min=0) + 2)  # IndexError

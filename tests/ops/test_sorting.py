@@ -1,0 +1,111 @@
+"""sort / argsort / topk / kthvalue / median against the CPU, NaN order included."""
+import pytest
+import torch
+
+from harness import check, check_raises_like_cpu, make, to_tpu
+
+DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int32, torch.int64, torch.uint8,
+          torch.int8, torch.bool]
+
+
+def distinct(shape, dtype, seed=0):
+    """Values without ties (where the dtype allows), so every index result is unique."""
+    n = int(torch.tensor(shape).prod()) if shape else 1
+    if dtype == torch.bool:
+        return make(shape, dtype, seed)
+    hi = {torch.uint8: 255, torch.int8: 127}.get(dtype, 2000)
+    g = torch.Generator().manual_seed(seed)
+    vals = torch.randperm(hi, generator=g)[:n] - (hi // 2 if dtype != torch.uint8 else 0)
+    if dtype.is_floating_point:
+        vals = vals.double() / 8  # exact in bfloat16 for |v| < 32
+    return vals.reshape(shape).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_dtypes(dtype, descending):
+    x = make((4, 7), dtype)  # ties included: every sort here is stable, like the CPU's
+    check(lambda t: torch.sort(t, descending=descending), x)
+    check(lambda t: torch.sort(t, dim=0, descending=descending, stable=True), x)
+    check(lambda t: torch.argsort(t, dim=0, descending=descending), x)
+    check(lambda t: torch.sort(t, descending=descending, stable=False), distinct((4, 7), dtype))
+
+
+@pytest.mark.parametrize("shape,dim", [((), 0), ((0,), 0), ((9,), -1), ((2, 0, 3), 1), ((2, 3, 5), 1), ((3, 1), 1)],
+                         ids=str)
+def test_sort_shapes(shape, dim):
+    x = make(shape, torch.float32)
+    check(lambda t: torch.sort(t, dim), x)
+    check(lambda t: torch.sort(t, dim, descending=True), x)
+
+
+def test_sort_nan_inf_and_signed_zero():
+    x = torch.tensor([3.0, float("nan"), -float("inf"), 0.0, float("inf"), -0.0, float("nan"), -1.0, 3.0])
+    for dtype in (torch.float32, torch.bfloat16, torch.float64):
+        for descending in (False, True):
+            check(lambda t: torch.sort(t, descending=descending, stable=True), x.to(dtype))
+            check(lambda t: torch.topk(t, 4, largest=not descending), x.to(dtype))
+
+
+def test_sort_variants():
+    x = make((5, 6), torch.float32, noncontiguous=True)
+    check(lambda t: torch.sort(t.t(), 1), x)
+    check(lambda t, v, i: torch.sort(t, out=(v, i)), x, torch.empty(0), torch.empty(0, dtype=torch.int64))
+    check(lambda t: t.msort(), x)
+    check_raises_like_cpu(lambda t: torch.sort(t, 2), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.uint8], ids=str)
+@pytest.mark.parametrize("k,dim", [(1, -1), (3, -1), (7, 1), (0, 1), (2, 0)])
+def test_topk(dtype, k, dim):
+    x = distinct((4, 7), dtype)
+    check(lambda t: torch.topk(t, k, dim), x)
+    check(lambda t: torch.topk(t, k, dim, largest=False), x)
+    # sorted=False leaves the order open: compare as sets (sorted).
+    vals, idx = torch.topk(to_tpu(x), k, dim, sorted=False)
+    ev, _ = torch.topk(x, k, dim)
+    torch.testing.assert_close(vals.cpu().sort(dim, descending=True)[0], ev)
+    torch.testing.assert_close(x.gather(dim, idx.cpu()).sort(dim, descending=True)[0], ev)
+
+
+def test_topk_edges():
+    check(lambda t: torch.topk(t, 1), make((), torch.float32))
+    check(lambda t: torch.topk(t, 0), make((0,), torch.float32))
+    check_raises_like_cpu(lambda t: torch.topk(t, 8), make((4, 7), torch.float32))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.int64], ids=str)
+def test_kthvalue_median(dtype):
+    x = distinct((5, 6), dtype)
+    for k in (1, 3, 6):
+        check(lambda t: torch.kthvalue(t, k), x)
+        check(lambda t: torch.kthvalue(t, k, 0 if k < 6 else 1, keepdim=True), x)
+    check(torch.median, x)
+    check(lambda t: torch.median(t, 0), x)
+    check(lambda t: torch.median(t, 1, keepdim=True), x)
+    check(torch.median, distinct((7,), dtype))
+
+
+def test_median_nan_and_edges():
+    x = torch.tensor([[1.0, float("nan"), 3.0, float("nan")], [4.0, 2.0, 5.0, 0.0], [2.0, 1.0, 9.0, float("nan")]])
+    check(lambda t: torch.median(t, 1), x)
+    check(torch.median, x)
+    check(lambda t: torch.median(t, 0), x)
+    check(lambda t: torch.kthvalue(t, 2, 1), torch.tensor([[3.0, float("nan"), 1.0]]))
+    check(lambda t: torch.median(t, 0), make((), torch.float32))
+    check(torch.median, make((0,), torch.float32))
+    check_raises_like_cpu(lambda t: torch.kthvalue(t, 7), make((5, 6), torch.float32))
+
+
+def test_sort_backward():
+    x = distinct((4, 5), torch.float32)
+
+    def run(t):
+        t = t.clone().requires_grad_()
+        v, _ = torch.sort(t, 1)
+        v2, _ = torch.topk(t, 2, 0)
+        v.backward(torch.arange(20.0).reshape(4, 5).to(t.device), retain_graph=True)
+        v2.backward(torch.ones(2, 5).to(t.device))
+        return t.grad
+
+    check(run, x)

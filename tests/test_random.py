@@ -1,0 +1,150 @@
+"""Random numbers on tpu: seeded reproducibility and statistics (the streams
+are Philox, not the CPU's Mersenne Twister, so values are not compared with
+the CPU's)."""
+import math
+
+import pytest
+import torch
+
+import torch_tpu
+
+
+@pytest.fixture(autouse=True)
+def _no_fallback(monkeypatch):
+    monkeypatch.setenv("TORCH_TPU_FALLBACK", "error")
+
+
+def draws():
+    x = torch.ones(64, 64, device="tpu")
+    return [torch.randn(1000, device="tpu").cpu(), torch.rand(7, 3, device="tpu").cpu(),
+            torch.randint(0, 100, (50,), device="tpu").cpu(),
+            torch.nn.functional.dropout(x, 0.3).cpu(), torch.randperm(20, device="tpu").cpu(),
+            torch.bernoulli(torch.full((100,), 0.5, device="tpu")).cpu()]
+
+
+def test_manual_seed_reproduces_every_draw():
+    torch.manual_seed(0)
+    a = draws()
+    torch.manual_seed(0)
+    b = draws()
+    for x, y in zip(a, b):
+        assert torch.equal(x, y)
+    torch.manual_seed(1)
+    c = draws()
+    assert not torch.equal(a[0], c[0])
+
+
+def test_successive_draws_differ():
+    torch.manual_seed(0)
+    assert not torch.equal(torch.rand(100, device="tpu").cpu(), torch.rand(100, device="tpu").cpu())
+
+
+def test_rng_state_round_trip():
+    torch.tpu.manual_seed(3)
+    torch.rand(10, device="tpu")
+    state = torch.tpu.get_rng_state()
+    a = torch.randn(50, device="tpu").cpu()
+    torch.tpu.set_rng_state(state)
+    assert torch.equal(torch.randn(50, device="tpu").cpu(), a)
+
+
+def test_explicit_generator():
+    g1 = torch.Generator(device="tpu").manual_seed(42)
+    g2 = torch.Generator(device="tpu").manual_seed(42)
+    a = torch.rand(30, device="tpu", generator=g1).cpu()
+    b = torch.rand(30, device="tpu", generator=g2).cpu()
+    assert torch.equal(a, b)
+    torch.manual_seed(42)
+    # the default generator is independent of explicit ones
+    torch.rand(30, device="tpu")
+    assert torch.equal(torch.rand(30, device="tpu", generator=g1).cpu(), torch.rand(30, device="tpu", generator=g2).cpu())
+
+
+def test_new_draws_do_not_recompile():
+    torch.rand(256, device="tpu")
+    before = torch_tpu.metrics()["compiles"]
+    for _ in range(10):
+        torch.rand(256, device="tpu")
+    assert torch_tpu.metrics()["compiles"] == before
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16], ids=str)
+def test_uniform_statistics(dtype):
+    n = 200_000
+    u = torch.empty(n, dtype=dtype, device="tpu").uniform_(-2, 3).cpu().double()
+    assert u.min() >= -2 and u.max() < 3
+    # mean of U(-2, 3) is 0.5, std 5/sqrt(12); 6-sigma bounds for the mean
+    assert abs(u.mean().item() - 0.5) < 6 * (5 / math.sqrt(12)) / math.sqrt(n)
+    assert abs(u.std().item() - 5 / math.sqrt(12)) < 0.01
+    hist = torch.histc(u, bins=10, min=-2, max=3)
+    assert (hist / n - 0.1).abs().max() < 0.01
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
+def test_normal_statistics(dtype):
+    n = 200_000
+    z = torch.empty(n, dtype=dtype, device="tpu").normal_(1.5, 2.0).cpu().double()
+    assert abs(z.mean().item() - 1.5) < 6 * 2.0 / math.sqrt(n)
+    assert abs(z.std().item() - 2.0) < 0.02
+    frac_within_1sd = ((z - 1.5).abs() < 2.0).double().mean().item()
+    assert abs(frac_within_1sd - 0.6827) < 0.01
+
+
+def test_bernoulli_statistics():
+    n = 100_000
+    for p in (0.1, 0.5, 0.9):
+        x = torch.empty(n, device="tpu").bernoulli_(p).cpu()
+        assert set(x.unique().tolist()) <= {0.0, 1.0}
+        assert abs(x.mean().item() - p) < 6 * math.sqrt(p * (1 - p) / n)
+    probs = torch.linspace(0, 1, 11).repeat(10_000).to("tpu")
+    y = torch.bernoulli(probs).cpu().view(10_000, 11).mean(0)
+    assert (y - torch.linspace(0, 1, 11)).abs().max() < 0.03
+
+
+def test_dropout_mask_and_scale():
+    x = torch.ones(1000, 100, device="tpu")
+    y = torch.nn.functional.dropout(x, 0.25).cpu()
+    kept = y != 0
+    assert torch.all(y[kept] == 1 / 0.75)
+    assert abs(kept.double().mean().item() - 0.75) < 0.01
+    assert torch.equal(torch.nn.functional.dropout(x, 0.25, training=False).cpu(), x.cpu())
+
+
+def test_dropout_backward_uses_the_same_mask():
+    x = torch.randn(50, 40).to("tpu").requires_grad_()
+    y = torch.nn.functional.dropout(x, 0.5)
+    y.sum().backward()
+    kept = (y.detach().cpu() != 0)
+    assert torch.equal(x.grad.cpu() != 0, kept)
+    assert torch.all(x.grad.cpu()[kept] == 2.0)
+
+
+def test_integer_draws_cover_the_range():
+    r = torch.randint(3, 9, (60_000,), device="tpu").cpu()
+    assert r.dtype == torch.int64 and r.min() == 3 and r.max() == 8
+    counts = torch.bincount(r - 3, minlength=6).double() / r.numel()
+    assert (counts - 1 / 6).abs().max() < 0.01
+    b = torch.randint(0, 2, (1000,), dtype=torch.bool, device="tpu").cpu()
+    assert 0.4 < b.double().mean() < 0.6
+
+
+def test_randperm_is_a_permutation():
+    for n in (0, 1, 17, 1000):
+        p = torch.randperm(n, device="tpu").cpu()
+        assert torch.equal(p.sort().values, torch.arange(n))
+
+
+def test_multinomial_frequencies():
+    probs = torch.tensor([0.1, 0.0, 0.6, 0.3])
+    s = torch.multinomial(probs.to("tpu"), 40_000, replacement=True).cpu()
+    freq = torch.bincount(s, minlength=4).double() / s.numel()
+    assert freq[1] == 0
+    assert (freq - probs.double()).abs().max() < 0.015
+    w = torch.multinomial(torch.tensor([[1.0, 2.0, 3.0, 0.0]] * 500).to("tpu"), 3).cpu()
+    assert all(sorted(row.tolist()) == [0, 1, 2] for row in w)  # without replacement: distinct, never p=0
+
+
+def test_exponential_statistics():
+    e = torch.empty(100_000, device="tpu").exponential_(2.0).cpu().double()
+    assert e.min() >= 0
+    assert abs(e.mean().item() - 0.5) < 0.01
