@@ -18,17 +18,29 @@ namespace {
 bool is_tpu(const at::Tensor& t) { return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1; }
 
 at::Tensor meta_like(const at::Tensor& t) {
-  return is_tpu(t) ? at::empty_strided(t.sizes(), t.strides(), t.options().device(c10::kMeta)) : t;
+  if (is_tpu(t)) return at::empty_strided(t.sizes(), t.strides(), t.options().device(c10::kMeta));
+  if (t.defined() && t.dim() == 0 && t.device().is_cpu() && !t.unsafeGetTensorImpl()->is_wrapped_number()) {
+    // A 0-d CPU tensor joins as a meta scalar (some meta kernels insist on one
+    // device). Python numbers stay CPU wrapped numbers: Python meta kernels
+    // read them as numbers.
+    return at::empty_strided({}, {}, t.options().device(c10::kMeta));
+  }
+  return t;
 }
 
 // Runs `handle` on meta tensors shaped like the first `nargs` arguments:
 // PyTorch's own shape and dtype rules (and their errors) decide the outputs.
 std::vector<c10::IValue> run_meta(const c10::OperatorHandle& handle, const torch::jit::Stack& stack, size_t first,
-                                  size_t nargs) {
+                                  size_t nargs, bool all_outputs = false) {
   torch::jit::Stack meta;
   for (size_t i = 0; i < nargs; ++i) {
     const c10::IValue& v = stack[first + i];
-    if (v.isTensor()) {
+    if (all_outputs && v.isBoolList()) {
+      // output_mask: ask for every output to learn the shapes of masked ones
+      c10::List<bool> all;
+      for (size_t k = 0; k < v.toBoolList().size(); ++k) all.push_back(true);
+      meta.emplace_back(all);
+    } else if (v.isTensor()) {
       meta.emplace_back(meta_like(v.toTensor()));
     } else if (v.isTensorList()) {
       std::vector<at::Tensor> ts;
@@ -107,10 +119,20 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
     for (const auto& r : returns) any |= !writes(r);
     if (!any) return fresh;
     const auto& m = meta();
+    std::vector<c10::IValue> full;  // every output, when some were masked off
     for (size_t r = 0; r < returns.size(); ++r) {
       if (writes(returns[r])) continue;
-      const at::Tensor& t = m.at(r).toTensor();
-      fresh.push_back(FreshOutput{t.scalar_type(), t.sizes().vec(), t.strides().vec()});
+      const at::Tensor* t = &m.at(r).toTensor();
+      bool defined = t->defined();
+      if (!defined) {
+        if (full.empty()) full = run_meta(handle, *stack, first, nargs, /*all_outputs=*/true);
+        t = &full.at(r).toTensor();
+        if (!t->defined()) {  // not computable here either (e.g. grad of an absent bias)
+          fresh.push_back(FreshOutput{c10::kFloat, {}, {}, false});
+          continue;
+        }
+      }
+      fresh.push_back(FreshOutput{t->scalar_type(), t->sizes().vec(), t->strides().vec(), defined});
     }
     return fresh;
   };

@@ -133,6 +133,11 @@ ParsedCall parse_call(const c10::FunctionSchema& schema, const torch::jit::Stack
       a.kind = Arg::Kind::Double;
       a.d = v.toDouble();
       key.append(reinterpret_cast<const char*>(&a.d), sizeof(a.d));
+    } else if (v.isBoolList()) {  // e.g. output_mask: read as 0/1 ints
+      a.kind = Arg::Kind::IntList;
+      for (bool x : v.toBoolList()) a.ints.push_back(x);
+      for (int64_t x : a.ints) append_int(key, x);
+      append_int(key, static_cast<int64_t>(a.ints.size()) + 1000);
     } else if (v.isIntList()) {
       a.kind = Arg::Kind::IntList;
       a.ints = v.toIntVector();

@@ -45,6 +45,7 @@ struct Plan {
   std::shared_ptr<pjrt::Executable> exe;
   std::vector<FreshOutput> fresh;
   std::vector<hlo::TensorType> fresh_layouts;
+  std::vector<int> fresh_output;       // program output of each fresh result (-1: undefined)
   std::vector<int> base_groups;        // storage group of each base parameter
   std::vector<bool> base_aliased;      // base parameter donated to an output
   std::vector<int> offset_tensors;     // tensor ref (inputs, then targets) of each offset parameter
@@ -177,6 +178,12 @@ std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<Tensor
   for (size_t k = 0; k < plan->fresh.size(); ++k) {
     const FreshOutput& fo = plan->fresh[k];
     hlo::Value r = results[n_tg + k];
+    if (!fo.defined) {  // masked off by the caller: computed by the rule, not returned
+      plan->fresh_layouts.push_back(r.type);
+      plan->fresh_output.push_back(-1);
+      continue;
+    }
+    plan->fresh_output.push_back(static_cast<int>(outputs.size()));
     hlo::TensorType want(to_hlo(fo.dtype, inv.op.c_str()), fo.sizes);
     TORCH_CHECK(r.type == want, inv.op, ": lowering result ", n_tg + k, " is ", r.type.str(), ", expected ",
                 want.str());
@@ -352,11 +359,15 @@ std::vector<at::Tensor> execute(const Invocation& inv) {
   std::vector<at::Tensor> fresh;
   for (size_t k = 0; k < plan->fresh.size(); ++k) {
     const FreshOutput& fo = plan->fresh[k];
+    if (!fo.defined) {
+      fresh.emplace_back();
+      continue;
+    }
     at::Tensor out = new_tpu_tensor(fo.dtype, fo.sizes, fo.strides, inv.device_index);
-    device::slot_of(*out.unsafeGetTensorImpl()).set(result.outputs[n_tg + k], plan->fresh_layouts[k], inv.op);
+    device::slot_of(*out.unsafeGetTensorImpl()).set(result.outputs.at(plan->fresh_output[k]), plan->fresh_layouts[k], inv.op);
     fresh.push_back(out);
   }
-  size_t first_check = n_tg + plan->fresh.size();
+  size_t first_check = result.outputs.size() - plan->checks.size();
   for (size_t k = 0; k < plan->checks.size(); ++k)
     device::track_check(result.outputs[first_check + k], static_cast<int>(plan->checks[k].kind),
                         plan->checks[k].message, inv.op, inv.device_index);

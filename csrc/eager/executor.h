@@ -27,6 +27,7 @@ RuntimeScalar runtime_scalar_as(const c10::Scalar& s, hlo::DType dtype);
 struct FreshOutput {
   c10::ScalarType dtype;
   std::vector<int64_t> sizes, strides;
+  bool defined = true;  // false: an output the caller masked off (returned undefined)
 };
 
 // Emits the results: first one per target (in the target's dtype and sizes),

@@ -1,6 +1,7 @@
 // layer_norm, forward and backward. Statistics are computed in f32 for half
 // types (like the CPU) with a two-pass variance, as accurate as the CPU's
 // Welford update. (rms_norm is CompositeImplicitAutograd: pow/mean/rsqrt/mul.)
+#include <algorithm>
 #include <stdexcept>
 
 #include "ops/lowering_helpers.h"
@@ -111,6 +112,11 @@ TORCH_TPU_LOWERING("native_layer_norm_backward", [](Builder& b, const OpCall& c,
   Values r{b.convert(b.multiply(scale, inner), c.outputs[0].dtype)};
   for (size_t o = 1; o < c.outputs.size(); ++o) {
     Value src = o == 1 ? b.multiply(dy, xhat) : dy;
+    // An output masked off with no parameter to shape it (no bias): placeholder.
+    if (c.outputs[o].numel() != src.type.numel() / std::max<int64_t>(n, 1) && c.outputs[o].rank() == 0) {
+      r.push_back(b.splat_int(c.outputs[o], 0));
+      continue;
+    }
     r.push_back(b.reshape(b.convert(sum(b, src, batch_dims, false), c.outputs[o].dtype), c.outputs[o].dims));
   }
   return r;
