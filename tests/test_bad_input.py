@@ -1,0 +1,71 @@
+"""Bad input raises the same exception type as the CPU, names the op where the
+error comes from device values, and leaves the process usable."""
+import pytest
+import torch
+
+
+def raises_like_cpu(fn, *cpu_args):
+    with pytest.raises(Exception) as cpu:
+        fn(*cpu_args)
+        torch.tpu.synchronize()
+    with pytest.raises(Exception) as tpu:
+        fn(*[a.to("tpu") if isinstance(a, torch.Tensor) else a for a in cpu_args])
+        torch.tpu.synchronize()
+    assert type(tpu.value) is type(cpu.value), (tpu.value, cpu.value)
+    return str(tpu.value)
+
+
+def still_usable():
+    x = torch.arange(6.0).to("tpu")
+    assert torch.equal((x * 2 + 1).cpu(), torch.arange(6.0) * 2 + 1)
+
+
+def test_mismatched_shapes():
+    raises_like_cpu(torch.add, torch.ones(3, 4), torch.ones(5))
+    raises_like_cpu(torch.mm, torch.ones(3, 4), torch.ones(5, 2))
+    raises_like_cpu(torch.cat, [torch.ones(2, 3), torch.ones(2, 4)])
+    still_usable()
+
+
+def test_wrong_dtypes():
+    raises_like_cpu(torch.mm, torch.ones(2, 2), torch.ones(2, 2, dtype=torch.float64))
+    raises_like_cpu(torch.index_select, torch.ones(3), 0, torch.tensor([0.0]))
+    raises_like_cpu(lambda a: a.add_(1.5), torch.ones(3, dtype=torch.int64))  # float result into int64
+    raises_like_cpu(torch.gather, torch.ones(3), 0, torch.tensor([0], dtype=torch.int16))
+    still_usable()
+
+
+def test_out_of_range_indices_in_gather_and_index_select():
+    msg = raises_like_cpu(torch.gather, torch.ones(3, 2), 0, torch.tensor([[0, 5]]))
+    assert "gather" in msg
+    msg = raises_like_cpu(torch.index_select, torch.ones(3, 2), 0, torch.tensor([0, 3]))
+    assert "index_select" in msg
+    msg = raises_like_cpu(torch.index_select, torch.ones(3, 2), 0, torch.tensor([-1]))
+    still_usable()
+
+
+def test_out_of_range_embedding_and_advanced_index():
+    raises_like_cpu(lambda w, i: torch.nn.functional.embedding(i, w), torch.ones(4, 2), torch.tensor([1, 4]))
+    raises_like_cpu(lambda x, i: x[i], torch.ones(4), torch.tensor([7]))
+    still_usable()
+
+
+def test_inplace_broadcast_onto_a_smaller_tensor():
+    raises_like_cpu(lambda a, b: a.add_(b), torch.ones(3), torch.ones(2, 3))
+    raises_like_cpu(lambda a, b: a.mul_(b), torch.ones(1, 3), torch.ones(4, 1))
+    still_usable()
+
+
+def test_bad_dims():
+    raises_like_cpu(lambda a: a.sum(5), torch.ones(2, 3))
+    raises_like_cpu(lambda a: a.transpose(0, 3), torch.ones(2, 3))
+    still_usable()
+
+
+def test_debug_mode_raises_at_the_op():
+    import torch_tpu
+    x, i = torch.ones(3).to("tpu"), torch.tensor([9]).to("tpu")
+    with torch_tpu.debug_mode():
+        with pytest.raises(IndexError, match="index_select"):
+            torch.index_select(x, 0, i)
+    still_usable()
