@@ -1,6 +1,7 @@
 // Shared setup for the PJRT layer tests: the plugin comes from
 // $TORCH_TPU_PJRT_PLUGIN (e.g. site-packages/xla_plugins/xla_cpu_pjrt/
-// xla_cpu_pjrt.so); tests skip when it is unset.
+// xla_cpu_pjrt.so); tests that need it fail when it is unset (scripts/test.sh
+// sets it), so a misconfigured run cannot pass by skipping.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -22,7 +23,7 @@ inline std::string plugin_path() {
 #define TPU_PJRT_REQUIRE_PLUGIN()                                         \
   do {                                                                    \
     if (::torch_tpu::pjrt::testing::plugin_path().empty()) {              \
-      GTEST_SKIP() << "set TORCH_TPU_PJRT_PLUGIN to a PJRT plugin .so";   \
+      FAIL() << "set TORCH_TPU_PJRT_PLUGIN to a PJRT plugin .so";         \
     }                                                                     \
   } while (0)
 
