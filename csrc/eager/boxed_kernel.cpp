@@ -65,6 +65,15 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
   const c10::FunctionSchema& schema = handle.schema();
   size_t nargs = schema.arguments().size();
   size_t first = stack->size() - nargs;
+  if (schema.name() == "aten::index" && schema.overload_name() == "Tensor") {
+    auto indices = (*stack)[first + 1].to<c10::List<std::optional<at::Tensor>>>();
+    if (has_mask_index(indices)) {
+      at::Tensor out = index_by_masks((*stack)[first].toTensor(), indices);
+      torch::jit::drop(*stack, nargs);
+      stack->emplace_back(std::move(out));
+      return;
+    }
+  }
   ParsedCall p = parse_call(schema, *stack, first);
   const OpVariant& variant = op_variants().at(p.inv.op);
   const ops::LoweringRule* rule = ops::find_lowering(variant.rule);

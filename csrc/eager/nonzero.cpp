@@ -1,0 +1,110 @@
+// nonzero and boolean-mask indexing: the result's shape depends on values, so
+// (like CUDA) the count is read to the host first; a second program, compiled
+// per count, produces the indices. x[mask] becomes x[mask.nonzero().unbind(1)].
+#include <ATen/ops/index.h>
+#include <ATen/ops/nonzero.h>
+#include <torch/library.h>
+
+#include "eager/boxed_kernel.h"
+#include "eager/dtype_map.h"
+#include "eager/executor.h"
+
+namespace torch_tpu::eager {
+namespace {
+
+at::Tensor tpu_nonzero(const at::Tensor& self) {
+  int device = self.device().index();
+  hlo::TensorType flat(hlo::DType::I64, {self.numel()});
+  // 1) how many
+  Invocation count;
+  count.op = "nonzero";
+  count.static_key = "count";
+  count.inputs = {self};
+  count.device_index = device;
+  count.infer_fresh = [] { return std::vector<FreshOutput>{FreshOutput{c10::kLong, {}, {}}}; };
+  count.lower = [flat](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+    hlo::Value x = b.reshape(t[0], {flat.dims[0]});
+    hlo::Value ones = b.convert(b.convert(x, hlo::DType::Pred), hlo::DType::I64);
+    hlo::Value zero = b.constant_int(hlo::DType::I64, 0);
+    return b.reduce({ones}, {zero}, {0}, [](hlo::Builder& r, const std::vector<hlo::Value>& a) {
+      return std::vector<hlo::Value>{r.add(a[0], a[1])};
+    });
+  };
+  int64_t n = execute(count).at(0).item<int64_t>();
+  // 2) where: positions of the nonzero elements, in order, unravelled to coordinates
+  int64_t rank = self.dim();
+  std::vector<int64_t> sizes = self.sizes().vec();
+  Invocation where;
+  where.op = "nonzero";
+  where.static_key = "where" + std::to_string(n);
+  where.inputs = {self};
+  where.device_index = device;
+  where.infer_fresh = [n, rank] {
+    return std::vector<FreshOutput>{FreshOutput{c10::kLong, {n, rank}, {rank, 1}}};
+  };
+  where.lower = [flat, n, rank, sizes](hlo::Builder& b, const std::vector<hlo::Value>& t,
+                                       const std::vector<hlo::Value>&) {
+    int64_t total = flat.dims[0];
+    hlo::Value x = b.convert(b.reshape(t[0], {total}), hlo::DType::Pred);
+    hlo::Value pos = b.iota(flat, 0);
+    // Non-zero positions keep their index, the rest sort after them.
+    hlo::Value keys = b.select(x, pos, b.splat_int(flat, total));
+    hlo::TensorType s(hlo::DType::I64, {});
+    hlo::Value sorted = b.emit("sort", {keys}, "dimension = 0 : i64, is_stable = true", {flat},
+                               {{{s, s}, [](hlo::Builder& r, const std::vector<hlo::Value>& a) {
+                                   return std::vector<hlo::Value>{r.compare(a[0], a[1], "LT")};
+                                 }}})[0];
+    hlo::Value first = b.slice(sorted, {0}, {n}, {1});
+    std::vector<hlo::Value> coords;
+    int64_t stride = 1;
+    std::vector<int64_t> strides(rank, 1);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      strides[d] = stride;
+      stride *= sizes[d];
+    }
+    hlo::TensorType col(hlo::DType::I64, {n});
+    for (int64_t d = 0; d < rank; ++d) {
+      hlo::Value c = b.divide(first, b.splat_int(col, strides[d]));
+      if (d > 0) c = b.binary("remainder", c, b.splat_int(col, sizes[d]));
+      coords.push_back(b.reshape(c, {n, 1}));
+    }
+    if (rank == 0) return std::vector<hlo::Value>{b.splat_int(hlo::TensorType(hlo::DType::I64, {n, 0}), 0)};
+    return std::vector<hlo::Value>{b.concatenate(coords, 1)};
+  };
+  return execute(where).at(0);
+}
+
+// x[mask, ...]: boolean (or uint8) indices expand to the coordinates of their
+// true elements, as PyTorch's own index kernels do; then the integer path runs.
+at::Tensor index_with_masks(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+  c10::List<std::optional<at::Tensor>> expanded;
+  bool any_mask = false;
+  for (const std::optional<at::Tensor>& i : indices) {
+    if (i && i->defined() && (i->scalar_type() == at::kBool || i->scalar_type() == at::kByte)) {
+      any_mask = true;
+      at::Tensor mask = i->device() == self.device() ? *i : i->to(self.device());
+      at::Tensor coords = tpu_nonzero(mask);
+      for (int64_t d = 0; d < mask.dim(); ++d) expanded.push_back(coords.select(1, d));
+    } else {
+      expanded.push_back(i);
+    }
+  }
+  TORCH_INTERNAL_ASSERT(any_mask);
+  return at::index(self, expanded);
+}
+
+}  // namespace
+
+bool has_mask_index(const c10::List<std::optional<at::Tensor>>& indices) {
+  for (const std::optional<at::Tensor>& i : indices)
+    if (i && i->defined() && (i->scalar_type() == at::kBool || i->scalar_type() == at::kByte)) return true;
+  return false;
+}
+
+at::Tensor index_by_masks(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+  return index_with_masks(self, indices);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("nonzero", tpu_nonzero); }
+
+}  // namespace torch_tpu::eager
