@@ -10,12 +10,6 @@
 namespace torch_tpu::ops {
 namespace {
 
-using hlo::Builder;
-using hlo::DType;
-using hlo::TensorType;
-using hlo::Value;
-using Values = std::vector<Value>;
-
 // The type math runs in for a result of type `out`.
 TensorType compute_of(const TensorType& out) { return out.with_dtype(compute_type(out.dtype)); }
 

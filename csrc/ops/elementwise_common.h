@@ -12,12 +12,6 @@
 
 namespace torch_tpu::ops::ew {
 
-using hlo::Builder;
-using hlo::DType;
-using hlo::TensorType;
-using hlo::Value;
-using Values = std::vector<Value>;
-
 // Operand of argument `i` as PyTorch's TensorIterator feeds it to a kernel:
 // cast to the common dtype `common`, then widened to `compute` (f32 for half
 // types), broadcast to `dims`.

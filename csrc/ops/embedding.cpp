@@ -8,12 +8,6 @@
 namespace torch_tpu::ops {
 namespace {
 
-using hlo::Builder;
-using hlo::DType;
-using hlo::TensorType;
-using hlo::Value;
-using Values = std::vector<Value>;
-
 // operand[indices[i], ...] += updates[i, ...] for a [V, D] operand, [N] indices
 // and [N, D] updates. Indices outside [0, V) are dropped (XLA scatter semantics).
 Value scatter_add_rows(Builder& b, const Value& operand, const Value& indices, const Value& updates) {

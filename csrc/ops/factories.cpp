@@ -6,11 +6,6 @@
 namespace torch_tpu::ops {
 namespace {
 
-using hlo::Builder;
-using hlo::DType;
-using hlo::Value;
-using Values = std::vector<Value>;
-
 // arange.start_out(start, end, step, *, out): out[i] = start + i * step.
 // start and step are runtime operands; the length comes from the meta kernel,
 // so a new start with the same length reuses the program.

@@ -13,12 +13,6 @@
 namespace torch_tpu::ops {
 namespace {
 
-using hlo::Builder;
-using hlo::DType;
-using hlo::TensorType;
-using hlo::Value;
-using Values = std::vector<Value>;
-
 int64_t wrap_dim(int64_t d, int64_t rank) {
   int64_t r = rank == 0 ? 1 : rank;
   return d < 0 ? d + r : d;

@@ -11,12 +11,6 @@
 namespace torch_tpu::ops {
 namespace {
 
-using hlo::Builder;
-using hlo::DType;
-using hlo::TensorType;
-using hlo::Value;
-using Values = std::vector<Value>;
-
 enum Reduction { kNone = 0, kMean = 1, kSum = 2 };
 
 Value sum_dims(Builder& b, const Value& x, const std::vector<int64_t>& dims) {

@@ -5,6 +5,13 @@
 
 namespace torch_tpu::ops {
 
+// The names every rule file uses.
+using hlo::Builder;
+using hlo::DType;
+using hlo::TensorType;
+using hlo::Value;
+using Values = std::vector<hlo::Value>;
+
 // `v` converted to `type`'s dtype and broadcast to its shape (PyTorch's
 // implicit promotion + broadcasting of an operand into a result).
 inline hlo::Value to_type(hlo::Builder& b, const hlo::Value& v, const hlo::TensorType& type) {

@@ -13,11 +13,6 @@
 namespace torch_tpu::ops {
 namespace {
 
-using hlo::Builder;
-using hlo::DType;
-using hlo::TensorType;
-using hlo::Value;
-using Values = std::vector<Value>;
 using Dims = std::vector<int64_t>;
 
 bool contains(const Dims& ds, int64_t d) { return std::find(ds.begin(), ds.end(), d) != ds.end(); }

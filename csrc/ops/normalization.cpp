@@ -11,12 +11,6 @@
 namespace torch_tpu::ops {
 namespace {
 
-using hlo::Builder;
-using hlo::DType;
-using hlo::TensorType;
-using hlo::Value;
-using Values = std::vector<Value>;
-
 std::vector<int64_t> range(int64_t lo, int64_t hi) {
   std::vector<int64_t> r;
   for (int64_t i = lo; i < hi; ++i) r.push_back(i);

@@ -14,12 +14,6 @@
 namespace torch_tpu::ops {
 namespace {
 
-using hlo::Builder;
-using hlo::DType;
-using hlo::TensorType;
-using hlo::Value;
-using Values = std::vector<Value>;
-
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The dims an `int[]? dim` argument reduces over; None (and, unless
@@ -92,10 +86,16 @@ Value accumulate(Builder& b, const Value& x, const std::vector<int64_t>& dims, D
   return reduce1(b, b.convert(x, acc), dims, b.constant_float(acc, init), op);
 }
 
+// Reduced dims of an op with a full form `op(self, *, dtype)` and a dim form
+// `op.dim(self, dim, keepdim, *, dtype)`: only the dim form has more than 2 args.
+std::vector<int64_t> dims_of_overload(const OpCall& c, const Value& x) {
+  return reduced_dims(c.args.size() > 2 ? c.arg(1) : Arg{}, x.type.rank());
+}
+
 // sum.dim_IntList(self, dim?, keepdim, *, dtype) / sum(self, *, dtype)
 Values sum_rule(Builder& b, const OpCall& c, const Values& v) {
   const Value& x = operand(c, v, 0);
-  auto dims = c.args.size() > 2 ? reduced_dims(c.arg(1), x.type.rank()) : reduced_dims(Arg{}, x.type.rank());
+  auto dims = dims_of_overload(c, x);
   return {finish(b, accumulate(b, x, dims, c.outputs[0].dtype, "add", 0), c.outputs[0])};
 }
 TORCH_TPU_LOWERING("sum", sum_rule);
@@ -113,7 +113,7 @@ TORCH_TPU_LOWERING("nansum", [](Builder& b, const OpCall& c, const Values& v) {
 // mean: the CPU sums in float32 for half types, divides, then rounds once.
 Values mean_rule(Builder& b, const OpCall& c, const Values& v) {
   const Value& x = operand(c, v, 0);
-  auto dims = c.args.size() > 2 ? reduced_dims(c.arg(1), x.type.rank()) : reduced_dims(Arg{}, x.type.rank());
+  auto dims = dims_of_overload(c, x);
   Value s = accumulate(b, x, dims, c.outputs[0].dtype, "add", 0);
   Value n = b.splat_float(s.type, static_cast<double>(count(x.type, dims)));
   return {finish(b, b.divide(s, n), c.outputs[0])};
@@ -124,7 +124,7 @@ TORCH_TPU_LOWERING("mean.dim", mean_rule);
 // prod(self, *, dtype) / prod.dim_int(self, dim, keepdim, *, dtype)
 Values prod_rule(Builder& b, const OpCall& c, const Values& v) {
   const Value& x = operand(c, v, 0);
-  auto dims = c.args.size() > 2 ? reduced_dims(c.arg(1), x.type.rank()) : reduced_dims(Arg{}, x.type.rank());
+  auto dims = dims_of_overload(c, x);
   return {finish(b, accumulate(b, x, dims, c.outputs[0].dtype, "multiply", 1), c.outputs[0])};
 }
 TORCH_TPU_LOWERING("prod", prod_rule);

@@ -14,12 +14,6 @@
 namespace torch_tpu::ops {
 namespace {
 
-using hlo::Builder;
-using hlo::DType;
-using hlo::TensorType;
-using hlo::Value;
-using Values = std::vector<Value>;
-
 // The reduction's starting value: one no element can lose to.
 Value identity(Builder& b, DType t, bool is_max) {
   if (hlo::is_float(t)) return b.constant_float(t, (is_max ? -1 : 1) * std::numeric_limits<double>::infinity());

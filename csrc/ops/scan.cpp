@@ -9,11 +9,6 @@
 namespace torch_tpu::ops {
 namespace {
 
-using hlo::Builder;
-using hlo::DType;
-using hlo::Value;
-using Values = std::vector<Value>;
-
 // Inclusive scan of `x` along `dim` with binary op `op` whose identity is `init`.
 Value prefix_scan(Builder& b, Value x, int64_t dim, const std::string& op, double init) {
   int64_t rank = x.type.rank();

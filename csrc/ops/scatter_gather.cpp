@@ -15,12 +15,6 @@
 namespace torch_tpu::ops {
 namespace {
 
-using hlo::Builder;
-using hlo::DType;
-using hlo::TensorType;
-using hlo::Value;
-using Values = std::vector<Value>;
-
 std::string iota_list(int64_t n) {
   std::vector<int64_t> v;
   for (int64_t i = 0; i < n; ++i) v.push_back(i);

@@ -8,12 +8,6 @@
 namespace torch_tpu::ops {
 namespace {
 
-using hlo::Builder;
-using hlo::DType;
-using hlo::TensorType;
-using hlo::Value;
-using Values = std::vector<Value>;
-
 int64_t wrap_dim(int64_t d, int64_t rank) {
   int64_t r = rank == 0 ? 1 : rank;  // PyTorch lets 0-d tensors use dim 0 / -1
   return d < 0 ? d + r : d;

@@ -10,12 +10,6 @@
 namespace torch_tpu::ops {
 namespace {
 
-using hlo::Builder;
-using hlo::DType;
-using hlo::TensorType;
-using hlo::Value;
-using Values = std::vector<Value>;
-
 // The softmax dimension of `c.arg(i)` for a tensor of rank `rank` (0-d acts as 1-d).
 int64_t softmax_dim(const OpCall& c, size_t i, int64_t rank) {
   int64_t n = rank == 0 ? 1 : rank;

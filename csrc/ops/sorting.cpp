@@ -11,12 +11,6 @@
 namespace torch_tpu::ops {
 namespace {
 
-using hlo::Builder;
-using hlo::DType;
-using hlo::TensorType;
-using hlo::Value;
-using Values = std::vector<Value>;
-
 // Sort's meta kernel does not check `dim` (the others do), so it is checked
 // here, with the CPU's message.
 int64_t wrap_dim(int64_t d, int64_t rank) {
