@@ -8,6 +8,7 @@
 #include "eager/call_parser.h"
 #include "eager/dtype_map.h"
 #include "eager/executor.h"
+#include "eager/meta_overrides.h"
 #include "eager/op_variants.h"
 #include "ops/registry.h"
 
@@ -32,6 +33,7 @@ at::Tensor meta_like(const at::Tensor& t) {
 // PyTorch's own shape and dtype rules (and their errors) decide the outputs.
 std::vector<c10::IValue> run_meta(const c10::OperatorHandle& handle, const torch::jit::Stack& stack, size_t first,
                                   size_t nargs, bool all_outputs = false) {
+  if (const MetaOverride* m = find_meta_override(handle.operator_name())) return (*m)(stack, first);
   torch::jit::Stack meta;
   for (size_t i = 0; i < nargs; ++i) {
     const c10::IValue& v = stack[first + i];

@@ -1,6 +1,7 @@
 #include "hlo/builder.h"
 
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 namespace torch_tpu::hlo {
@@ -150,6 +151,22 @@ Value Builder::splat_int(const TensorType& type, int64_t v) {
   return broadcast_in_dim(constant_int(type.dtype, v), type.dims, {});
 }
 
+Value Builder::lowest(DType t) {
+  if (is_float(t)) return constant_float(t, -std::numeric_limits<double>::infinity());
+  if (t == DType::Pred) return constant_bool(false);
+  if (is_unsigned(t)) return constant_int(t, 0);
+  int bits = dtype_bits(t);
+  return constant_int(t, bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1)));
+}
+
+Value Builder::highest(DType t) {
+  if (is_float(t)) return constant_float(t, std::numeric_limits<double>::infinity());
+  if (t == DType::Pred) return constant_bool(true);
+  int bits = dtype_bits(t);
+  if (is_unsigned(t)) return constant_int(t, bits == 64 ? -1 : (int64_t{1} << bits) - 1);
+  return constant_int(t, bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1);
+}
+
 Value Builder::unary(const std::string& op, const Value& a) { return emit1(op, {a}, "", a.type); }
 
 Value Builder::binary(const std::string& op, const Value& a, const Value& b) {
@@ -292,12 +309,14 @@ Value Builder::gather_elements_1d(const Value& operand, const Value& indices) {
                TensorType(operand.type.dtype, indices.type.dims));
 }
 
-Value Builder::scatter_elements_1d(const Value& operand, const Value& indices, const Value& updates) {
+Value Builder::scatter_elements_1d(const Value& operand, const Value& indices, const Value& updates,
+                                   const std::string& combine) {
   require(operand.type.rank() == 1, "scatter_elements_1d needs a 1-D operand");
   int64_t ivd = indices.type.rank();
   TensorType elem(operand.type.dtype, {});
-  RegionBody take_update = [](Builder&, const std::vector<Value>& args) {
-    return std::vector<Value>{args[1]};
+  RegionBody take_update = [combine](Builder& r, const std::vector<Value>& args) {
+    if (combine.empty()) return std::vector<Value>{args[1]};
+    return std::vector<Value>{r.binary(combine, args[0], args[1])};
   };
   return emit("scatter", {operand, indices, updates},
               "scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], "

@@ -30,6 +30,9 @@ class Builder {
   Value constant_int(DType dtype, int64_t v);     // 0-d; any dtype
   Value constant_bool(bool v);                    // 0-d i1
   Value splat_float(const TensorType& type, double v);  // constant broadcast to type
+  // The dtype's smallest / largest value (-inf / +inf for floats; false / true for i1).
+  Value lowest(DType t);
+  Value highest(DType t);
   Value splat_int(const TensorType& type, int64_t v);
 
   // --- elementwise ---------------------------------------------------------
@@ -69,8 +72,10 @@ class Builder {
 
   // Element gather from a 1-D operand: result[i...] = operand[indices[i...]].
   Value gather_elements_1d(const Value& operand, const Value& indices);
-  // Element scatter into a 1-D operand: operand[indices[i...]] = updates[i...].
-  Value scatter_elements_1d(const Value& operand, const Value& indices, const Value& updates);
+  // Element scatter into a 1-D operand: operand[indices[i...]] = updates[i...],
+  // or, with `combine` a binary op name ("add", "maximum"), combined into it.
+  Value scatter_elements_1d(const Value& operand, const Value& indices, const Value& updates,
+                            const std::string& combine = "");
 
   // Reduces `inputs` over `dimensions` with `body` (args: accumulators then elements).
   std::vector<Value> reduce(const std::vector<Value>& inputs, const std::vector<Value>& inits,
