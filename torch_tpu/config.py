@@ -3,12 +3,16 @@ from . import _C
 
 
 def metrics() -> dict:
-    """Counters: compiles, cache hits, executions, transfers, CPU fallbacks."""
-    return dict(_C.metrics())
+    """Counters: compiles, cache hits, executions, transfers, CPU fallbacks,
+    and torch.compile's graph compiles, hits and fallbacks (graph_*)."""
+    m = dict(_C.metrics())
+    m.update(_C._graph_metrics())
+    return m
 
 
 def reset_metrics() -> None:
     _C.reset_metrics()
+    _C._reset_graph_metrics()
 
 
 def config_text() -> str:

@@ -262,7 +262,7 @@ at::Tensor new_tpu_tensor(c10::ScalarType dtype, c10::IntArrayRef sizes, c10::In
   return t;
 }
 
-std::vector<at::Tensor> execute(const Invocation& inv) {
+std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   const char* op = inv.op.c_str();
   std::vector<StorageSlot*> groups;
   std::vector<TensorFacts> facts;
@@ -299,6 +299,7 @@ std::vector<at::Tensor> execute(const Invocation& inv) {
     auto it = cache().find(key);
     if (it != cache().end()) plan = it->second;
   }
+  if (compiled) *compiled = !plan;
   if (plan) {
     count_cache_hit();
   } else {

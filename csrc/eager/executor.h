@@ -52,7 +52,8 @@ struct Invocation {
 };
 
 // Runs (compiling on a miss) and returns the fresh outputs; targets are updated.
-std::vector<at::Tensor> execute(const Invocation& inv);
+// `compiled`, when given, says whether this call compiled (a cache miss).
+std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled = nullptr);
 
 // A new tpu tensor of the given geometry whose storage starts empty.
 at::Tensor new_tpu_tensor(c10::ScalarType dtype, c10::IntArrayRef sizes, c10::IntArrayRef strides,

@@ -13,6 +13,7 @@
 #include "eager/metrics.h"
 #include "ops/registry.h"
 #include "pjrt/api.h"
+#include "python/graph_bindings.h"
 
 namespace py = pybind11;
 using namespace torch_tpu;
@@ -119,4 +120,5 @@ PYBIND11_MODULE(_C, m) {
     return !slot.buffer || slot.buffer->ready_event().is_ready();
   });
   m.attr("PJRT_MIN_API_MINOR") = pjrt::Api::kMinApiMinor;
+  python::bind_graph(m);
 }

@@ -1,0 +1,139 @@
+"""torch.compile(backend="tpu") vs eager tpu, PyTorch CPU eager and jax.jit,
+measured in the same run, for an MLP and a small transformer block (forward,
+float32, batch as below).
+
+    setup (once, not needed by CI):  pip install "jax==0.12.*"   # Python >= 3.12
+                                     pip install "jax==0.10.2"   # Python 3.11 (newest there)
+    python bench/compile.py [--repeats N]
+
+jax.jit runs on JAX's own XLA CPU backend: the same compiler the tpu device
+uses here through the XLA CPU PJRT plugin. Prints median seconds per call and
+the ratios compiled/eager-tpu, compiled/cpu-eager and compiled/jax.jit (below 1:
+compiled tpu faster). tpu and JAX times include waiting for the results.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+
+import torch_tpu
+import torch_tpu._dynamo
+
+torch_tpu._dynamo.register()  # a no-op where the package's entry point registers it
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "compile"))
+from models import MLP, Block  # noqa: E402
+
+
+def seconds_per_call(runs, iters, repeats):
+    """Median seconds per call of each {name: (fn, sync)}, measured round-robin
+    so that load changes on the machine hit every contender alike."""
+    for fn, sync in runs.values():
+        for _ in range(3):
+            fn()
+        sync()
+    samples = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, (fn, sync) in runs.items():
+            t0 = time.perf_counter()
+            for _ in range(iters):
+                fn()
+            sync()
+            samples[name].append((time.perf_counter() - t0) / iters)
+    return {name: statistics.median(v) for name, v in samples.items()}
+
+
+# --- the same computations in JAX, from the torch modules' weights ----------
+
+def jax_mlp(jnp, jax, m):
+    w = [(jnp.asarray(l.weight.detach().numpy()), jnp.asarray(l.bias.detach().numpy())) for l in (m.fc1, m.fc2, m.fc3)]
+
+    def f(w, x):
+        (w1, b1), (w2, b2), (w3, b3) = w
+        h = jax.nn.gelu(x @ w1.T + b1, approximate=False)
+        h = jax.nn.relu(h @ w2.T + b2)
+        return h @ w3.T + b3
+    return f, w
+
+
+def jax_block(jnp, jax, m):
+    p = {k: jnp.asarray(v.detach().numpy()) for k, v in m.state_dict().items()}
+    eps1, eps3 = m.norm1.eps, m.norm_out.eps
+    heads = m.heads
+
+    def rms(x, w, eps):
+        eps = jnp.finfo(x.dtype).eps if eps is None else eps
+        return x * jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + eps) * w
+
+    def f(p, tokens):
+        x = p["emb.weight"][tokens]
+        b, t, d = x.shape
+        qkv = (rms(x, p["norm1.weight"], eps1) @ p["qkv.weight"].T).reshape(b, t, 3, heads, d // heads)
+        q, k, v = (qkv[:, :, i].transpose(0, 2, 1, 3) for i in range(3))
+        s = (q @ k.transpose(0, 1, 3, 2)) / jnp.sqrt(d // heads)
+        s = jnp.where(jnp.tril(jnp.ones((t, t), bool)), s, -jnp.inf)
+        a = jax.nn.softmax(s, axis=-1) @ v
+        x = x + a.transpose(0, 2, 1, 3).reshape(b, t, d) @ p["proj.weight"].T
+        mu = x.mean(-1, keepdims=True)
+        h = (x - mu) * jax.lax.rsqrt(((x - mu) ** 2).mean(-1, keepdims=True) + 1e-5) * p["norm2.weight"] + p["norm2.bias"]
+        g = jax.nn.silu(h @ p["gate.weight"].T + p["gate.bias"]) * (h @ p["up.weight"].T + p["up.bias"])
+        x = x + g @ p["down.weight"].T + p["down.bias"]
+        return rms(x, p["norm_out.weight"], eps3) @ p["head.weight"].T
+    return f, p
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=7)
+    args = ap.parse_args()
+    try:
+        import jax
+        import jax.numpy as jnp
+        jax.config.update("jax_platforms", "cpu")
+    except ImportError:
+        jax = jnp = None
+        print("jax not installed (see the setup line in bench/compile.py): the jax.jit column is skipped")
+    torch.manual_seed(0)
+    cases = {
+        "MLP 512-2048-2048-512, batch 256": (MLP(512, 2048, 512), lambda: torch.randn(256, 512), jax_mlp, 20),
+        "block d=256 h=8 seq 256, batch 4": (Block(256, 8, 2000), lambda: torch.randint(0, 2000, (4, 256)),
+                                           jax_block, 10),
+    }
+    print(f"torch {torch.__version__}, torch_tpu {torch_tpu.__version__}, jax {jax.__version__ if jax else '-'}, "
+          f"tpu = {torch.tpu.get_device_name()} via PJRT, {torch.get_num_threads()} CPU threads")
+    print(f"{'forward, float32':34s} {'compiled':>10s} {'tpu eager':>10s} {'cpu eager':>10s} {'jax.jit':>10s} "
+          f"{'c/eager':>8s} {'c/cpu':>7s} {'c/jax':>7s}")
+    for name, (model, make, to_jax, iters) in cases.items():
+        model.eval()
+        x = make()
+        tm = __import__("copy").deepcopy(model).to("tpu")
+        tx = x.to("tpu")
+        compiled_model = torch.compile(tm, backend="tpu", fullgraph=True)
+        runs = {
+            "cpu": (lambda: model(x), lambda: None),
+            "eager": (lambda: tm(tx), torch.tpu.synchronize),
+            "compiled": (lambda: compiled_model(tx), torch.tpu.synchronize),
+        }
+        if jax is not None:
+            f, w = to_jax(jnp, jax, model)
+            jf = jax.jit(f)
+            xj = jnp.asarray(x.numpy())
+            with torch.no_grad():
+                ref = model(x)
+            err = (torch.tensor(np.asarray(jf(w, xj))) - ref).abs().max().item()
+            assert err < 1e-3, f"{name}: the JAX version differs from the torch model by {err}"
+            last = []
+            runs["jax"] = (lambda: last.__setitem__(slice(None), [jf(w, xj)]), lambda: last[0].block_until_ready())
+        with torch.no_grad():
+            t = seconds_per_call(runs, iters, args.repeats)
+        jx = t.get("jax", float("nan"))
+        c = t["compiled"]
+        print(f"{name:34s} {c * 1e3:8.2f}ms {t['eager'] * 1e3:8.2f}ms {t['cpu'] * 1e3:8.2f}ms {jx * 1e3:8.2f}ms "
+              f"{c / t['eager']:8.2f} {c / t['cpu']:7.2f} {c / jx:7.2f}")
+
+if __name__ == "__main__":
+    main()

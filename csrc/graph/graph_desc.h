@@ -1,0 +1,57 @@
+// A torch-free description of one AOTAutograd graph (functional core ATen), as
+// the compile path hands it over: numbered values, nodes that become OpCalls
+// for the shared ops/ rules, the values the graph returns and the inputs it
+// writes. Values 0..num_inputs-1 are the graph's inputs; node k's outputs take
+// the next ids in order.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hlo/builder.h"
+#include "ops/op_call.h"
+
+namespace torch_tpu::graph {
+
+struct NodeArg {
+  ops::Arg::Kind kind = ops::Arg::Kind::None;
+  std::vector<int> values;  // Tensor / TensorList: value ids (-1: a None in a Tensor?[] list)
+  // A number baked into the graph (a Scalar argument, or a 0-d CPU constant
+  // tensor): emitted as a 0-d constant operand of `number_dtype`.
+  bool constant = false;
+  bool is_number = false;  // a Python number (lowest rank in type promotion)
+  hlo::DType number_dtype = hlo::DType::F64;
+  double d = 0;
+  int64_t i = 0;
+  bool b = false;
+  std::vector<int64_t> ints;
+  hlo::DType dtype = hlo::DType::F32;
+  std::string s;
+  int generator = -1;  // Generator: which of the graph's generator operand pairs
+};
+
+struct GraphNode {
+  std::string op;                       // registry name: "add.Tensor"
+  std::vector<NodeArg> args;            // schema order
+  std::vector<hlo::TensorType> outputs;  // from the FX node's fake tensors
+};
+
+struct GraphDesc {
+  int num_inputs = 0;
+  std::vector<GraphNode> nodes;
+  std::vector<int> results;                   // value ids returned as new tensors
+  std::vector<std::pair<int, int>> writes;    // (input index, value id): written back into the input
+  int num_generators = 0;
+  hlo::DType default_float = hlo::DType::F32;
+};
+
+// Emits the graph: the written values (one per `writes`, in the input's type),
+// then the results. `inputs` are the graph inputs' values; `generator_operands`
+// hold two 0-d u64 operands (seed, offset) per generator.
+std::vector<hlo::Value> lower_graph(hlo::Builder& b, const GraphDesc& g, const std::vector<hlo::Value>& inputs,
+                                    const std::vector<hlo::Value>& generator_operands);
+
+// Rule lookup for a graph node: graph-only structural rules first, then ops/.
+bool has_graph_lowering(const std::string& op);
+
+}  // namespace torch_tpu::graph

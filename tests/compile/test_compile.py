@@ -1,0 +1,191 @@
+"""torch.compile(backend="tpu"): compiled results equal eager tpu results,
+forward and backward; one program per input signature; explained recompiles."""
+import copy
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_tpu
+import torch_tpu._dynamo as tpu_dynamo
+from models import MLP, Block
+
+
+def grads(model):
+    return {n: p.grad for n, p in model.named_parameters()}
+
+
+def fwd_bwd(model, x, y):
+    out = model(x)
+    loss = F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
+    loss.backward()
+    return out, loss
+
+
+@pytest.mark.parametrize("name", ["mlp", "block"])
+def test_outputs_and_gradients_equal_eager(name):
+    torch.manual_seed(0)
+    if name == "mlp":
+        model, x, y = MLP(), torch.randn(8, 16), torch.randint(0, 5, (8,))
+    else:
+        model, x, y = Block(), torch.randint(0, 50, (2, 8)), torch.randint(0, 50, (2, 8))
+    eager = model.to("tpu")
+    compiled_model = copy.deepcopy(eager)
+    compiled = torch.compile(compiled_model, backend="tpu", fullgraph=True)
+    x, y = x.to("tpu"), y.to("tpu")
+    tpu_dynamo.reset_metrics()
+    out_e, loss_e = fwd_bwd(eager, x, y)
+    out_c, loss_c = fwd_bwd(compiled, x, y)
+    torch.testing.assert_close(out_c.cpu(), out_e.cpu())
+    torch.testing.assert_close(loss_c.cpu(), loss_e.cpu())
+    ge, gc = grads(eager), grads(compiled_model)
+    for n in ge:
+        torch.testing.assert_close(gc[n].cpu(), ge[n].cpu(), msg=lambda m: f"grad of {n}: {m}")
+    m = tpu_dynamo.metrics()
+    assert m["graph_compiles"] == 2 and m["graph_fallbacks"] == 0  # forward + backward, both native
+
+
+def test_compiles_once_per_signature_and_explains_recompiles(monkeypatch, capsys):
+    monkeypatch.setenv("TORCH_TPU_LOG_RECOMPILES", "1")
+    torch.manual_seed(0)
+    model = MLP().to("tpu")
+    compiled = torch.compile(model, backend="tpu")
+    tpu_dynamo.reset_metrics()
+    before = torch_tpu.metrics()["compiles_by_op"].get("graph", 0)
+    with torch.no_grad():
+        x = torch.randn(4, 16)
+        for _ in range(10):
+            out = compiled(x.to("tpu"))
+        torch.testing.assert_close(out.cpu(), model(x.to("tpu")).cpu())
+        m = tpu_dynamo.metrics()
+        assert (m["graph_compiles"], m["graph_cache_hits"]) == (1, 9)
+        assert "recompiling" not in capsys.readouterr().err
+        x8 = torch.randn(8, 16)
+        for _ in range(3):
+            out = compiled(x8.to("tpu"))
+        torch.testing.assert_close(out.cpu(), model(x8.to("tpu")).cpu())
+    m = tpu_dynamo.metrics()
+    assert (m["graph_compiles"], m["graph_cache_hits"]) == (2, 11)
+    assert torch_tpu.metrics()["compiles_by_op"]["graph"] - before == 2
+    err = capsys.readouterr().err
+    assert err.count("torch_tpu: recompiling") == 1, err
+    assert "input 'L_x_' size[0] changed 4 -> 8" in err, err
+
+
+def test_training_loop_matches_eager():
+    """20 steps of a compiled model (forward, backward) and a compiled AdamW
+    step: the losses follow eager training. The optimizer's 0-d CPU step
+    counters are computed inside the step's program and written back."""
+    torch.manual_seed(0)
+    base = Block()
+    data = [(torch.randint(0, 50, (2, 8)), torch.randint(0, 50, (2, 8))) for _ in range(4)]
+
+    def run(model, compiled):
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01)
+        step = torch.compile(opt.step, backend="tpu") if compiled else opt.step
+        losses = []
+        for i in range(20):
+            x, y = (t.to("tpu") for t in data[i % len(data)])
+            opt.zero_grad()
+            _, loss = fwd_bwd(model, x, y)
+            step()
+            losses.append(loss.item())
+        return torch.tensor(losses), opt
+
+    eager, _ = run(copy.deepcopy(base).to("tpu"), False)
+    tpu_dynamo.reset_metrics()
+    compiled, opt = run(torch.compile(copy.deepcopy(base).to("tpu"), backend="tpu"), True)
+    torch.testing.assert_close(compiled, eager, rtol=1e-4, atol=0)
+    steps = [s["step"] for s in opt.state.values()]
+    assert steps and all(t.device.type == "cpu" and t.item() == 20 for t in steps)
+    m = tpu_dynamo.metrics()
+    # forward, backward and the optimizer step: one program each, reused every step
+    assert (m["graph_compiles"], m["graph_cache_hits"], m["graph_fallbacks"]) == (3, 57, 0)
+
+
+def test_graph_break_and_fullgraph():
+    def f(x, y):
+        a = torch.sin(x) * y
+        torch._dynamo.graph_break()
+        return a.sum(dim=0) + torch.cos(y)
+
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    tpu_dynamo.reset_metrics()
+    out = torch.compile(f, backend="tpu")(x.to("tpu"), y.to("tpu"))
+    torch.testing.assert_close(out.cpu(), f(x, y))
+    assert tpu_dynamo.metrics()["graph_compiles"] == 2
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="graph_break"):
+        torch.compile(f, backend="tpu", fullgraph=True)(x.to("tpu"), y.to("tpu"))
+
+
+def test_views_and_input_mutation():
+    def f(x, buf):
+        buf.add_(x.t() * 2)  # a non-contiguous read, an in-place write into an input
+        return buf[1:, ::2] + 1
+
+    x = torch.randn(4, 3)
+    base = torch.randn(3, 4)
+    buf_tpu = base.to("tpu")
+    out = torch.compile(f, backend="tpu", fullgraph=True)(x.to("tpu"), buf_tpu)
+    buf_cpu = base.clone()
+    ref = f(x, buf_cpu)
+    torch.testing.assert_close(out.cpu(), ref)
+    torch.testing.assert_close(buf_tpu.cpu(), buf_cpu)
+
+
+def test_input_views_are_materialized():
+    def f(a, b):
+        return a @ b + a.sum()
+
+    big = torch.randn(6, 8)
+    a_cpu, b_cpu = big[1:5, ::2], big.t()[2:6, :3]
+    t = big.to("tpu")
+    out = torch.compile(f, backend="tpu")(t[1:5, ::2], t.t()[2:6, :3])
+    torch.testing.assert_close(out.cpu(), f(a_cpu, b_cpu))
+
+
+def test_rejects_dynamic_and_inductor_options():
+    f = lambda x: x + 1  # noqa: E731
+    x = torch.randn(3).to("tpu")
+    with pytest.raises(Exception, match=r"dynamic=True\) is not supported"):
+        torch.compile(f, backend="tpu", dynamic=True)(x)
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="takes no mode or options"):
+        torch.compile(f, backend="tpu", mode="max-autotune")(x)
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="takes no mode or options"):
+        torch.compile(f, backend="tpu", options={"triton.cudagraphs": False})(x)
+
+
+def test_op_without_lowering_is_named():
+    f = lambda x: torch.special.bessel_j0(x) + 1  # noqa: E731
+    x = torch.rand(4).to("tpu")
+    with pytest.raises(Exception, match=r"no tpu lowering for aten\.special_bessel_j0"):
+        torch.compile(f, backend="tpu")(x)
+
+
+def test_cpu_scalar_tensor_is_a_runtime_operand():
+    """A 0-d CPU tensor joins the graph as a runtime scalar: a new value reuses the program."""
+    f = lambda x, s: x * s + s  # noqa: E731
+    x = torch.randn(5)
+    compiled = torch.compile(f, backend="tpu", fullgraph=True)
+    tpu_dynamo.reset_metrics()
+    for v in (2.0, -3.5):
+        s = torch.tensor(v)
+        torch.testing.assert_close(compiled(x.to("tpu"), s).cpu(), f(x, s))
+    m = tpu_dynamo.metrics()
+    assert (m["graph_compiles"], m["graph_cache_hits"]) == (1, 1)
+
+
+def test_op_without_lowering_falls_back_visibly(monkeypatch):
+    """Without TORCH_TPU_FALLBACK=error, such a graph runs op by op (eager tpu,
+    whose own CPU fallback takes the op), with a warning and a counter."""
+    monkeypatch.delenv("TORCH_TPU_FALLBACK")
+    f = lambda x: torch.special.bessel_j0(x) + 1  # noqa: E731
+    x = torch.rand(4)
+    tpu_dynamo.reset_metrics()
+    with pytest.warns(UserWarning, match=r"no tpu lowering for aten\.special_bessel_j0.*running this graph eagerly"):
+        out = torch.compile(f, backend="tpu")(x.to("tpu"))
+    torch.testing.assert_close(out.cpu(), f(x))
+    assert tpu_dynamo.metrics()["graph_fallbacks"] == 1
