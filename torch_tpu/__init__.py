@@ -25,6 +25,9 @@ sys.modules.setdefault("torch.backends.tpu", _backends)
 
 from .config import config_text, metrics, reset_metrics, show_config  # noqa: E402,F401
 from .modes import debug_mode  # noqa: E402,F401
+from .integrations import accelerate_device as _accelerate_device  # noqa: E402
+
+_accelerate_device.install()  # Trainer/Accelerate place models on tpu (applied if accelerate is imported)
 
 __version__ = "0.1.0"
 

@@ -1,6 +1,7 @@
 // nonzero and boolean-mask indexing: the result's shape depends on values, so
 // (like CUDA) the count is read to the host first; a second program, compiled
 // per count, produces the indices. x[mask] becomes x[mask.nonzero().unbind(1)].
+#include <ATen/ExpandUtils.h>
 #include <ATen/ops/index.h>
 #include <ATen/ops/nonzero.h>
 #include <torch/library.h>
@@ -105,6 +106,20 @@ at::Tensor index_by_masks(const at::Tensor& self, const c10::List<std::optional<
   return index_with_masks(self, indices);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("nonzero", tpu_nonzero); }
+// masked_select(x, mask) is x[mask] after broadcasting the two (printing a
+// tensor uses it, so it must not fall back).
+at::Tensor tpu_masked_select(const at::Tensor& self, const at::Tensor& mask) {
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
+  auto [s, m] = at::expand_outplace(self, mask.device() == self.device() ? mask : mask.to(self.device()));
+  c10::List<std::optional<at::Tensor>> indices;
+  bool scalar = s->dim() == 0;  // a 0-d mask selects from a 1-element view
+  indices.push_back(scalar ? m->reshape({1}) : *m);
+  return index_with_masks(scalar ? s->reshape({1}) : *s, indices);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("nonzero", tpu_nonzero);
+  m.impl("masked_select", tpu_masked_select);
+}
 
 }  // namespace torch_tpu::eager

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from harness import ALL_DTYPES, check, make
+from harness import ALL_DTYPES, check, check_raises_like_cpu, make
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
@@ -39,3 +39,20 @@ def test_prod_backward_with_zeros_uses_nonzero():
         a.prod().backward()
         b.prod().backward()
         torch.testing.assert_close(b.grad.cpu(), a.grad)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 4), (4,)), ((4,), (3, 4)), ((), ()), ((0, 2), (2,))],
+                         ids=str)
+def test_masked_select(dtype, shapes):
+    x = make(shapes[0], dtype, seed=4, noncontiguous=True)
+    m = make(shapes[1], torch.bool, seed=5)
+    check(torch.masked_select, x, m)
+
+
+def test_masked_select_rejects_a_non_bool_mask():
+    check_raises_like_cpu(torch.masked_select, torch.ones(3), torch.ones(3, dtype=torch.int64))
+
+
+def test_printing_a_tensor_runs_natively():
+    assert "device='tpu:0'" in repr(torch.randn(3, 4).to("tpu"))

@@ -1,0 +1,1 @@
+"""Small adapters for libraries that don't yet know the `tpu` device."""
