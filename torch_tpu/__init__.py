@@ -5,7 +5,16 @@ torch_tpu`` works too. The PJRT plugin itself starts on first use.
 """
 import sys
 
-import torch
+
+def _autoload():
+    """Entry point for torch's device-backend autoload; importing did the work.
+
+    Defined before `import torch`: when torch_tpu is imported first (e.g.
+    `python -m torch_tpu.examples.generate`), importing torch runs the
+    autoload while this module is still initializing, and finds this."""
+
+
+import torch  # noqa: E402
 
 from . import _C
 
@@ -30,7 +39,3 @@ from .integrations import accelerate_device as _accelerate_device  # noqa: E402
 _accelerate_device.install()  # Trainer/Accelerate place models on tpu (applied if accelerate is imported)
 
 __version__ = "0.1.0"
-
-
-def _autoload():
-    """Entry point for torch's device-backend autoload; importing did the work."""

@@ -15,9 +15,10 @@
 #include "device/storage_slot.h"
 #include "eager/dtype_map.h"
 #include "eager/metrics.h"
+#include "ops/lowering_error.h"
+#include "ops/runtime_check.h"
 #include "ops/view_lowering.h"
 #include "pjrt/error.h"
-#include "ops/runtime_check.h"
 #include "pjrt/executable.h"
 
 namespace torch_tpu::eager {
@@ -149,6 +150,8 @@ std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<Tensor
   ops::take_runtime_checks();  // drop leftovers of a rule that threw earlier
   try {
     results = inv.lower(b, views, scalars);
+  } catch (const ops::NotImplemented& e) {  // not implemented on the CPU either
+    TORCH_CHECK_NOT_IMPLEMENTED(false, inv.op, ": ", e.what());
   } catch (const std::invalid_argument& e) {  // from hlo/ops: bad input shapes, unsupported cases
     TORCH_CHECK(false, inv.op, ": ", e.what());
   } catch (const std::out_of_range& e) {  // a dimension or index out of range: IndexError, like the CPU

@@ -1,6 +1,7 @@
 // Small helpers shared by lowering rules.
 #pragma once
 #include "hlo/builder.h"
+#include "ops/lowering_error.h"
 #include "ops/op_call.h"
 
 namespace torch_tpu::ops {

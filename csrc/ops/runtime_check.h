@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hlo/builder.h"
 #include "hlo/tensor_type.h"
 
 namespace torch_tpu::ops {
@@ -21,6 +22,11 @@ struct RuntimeCheck {
 
 // Records a check for the rule being lowered on this thread.
 void add_runtime_check(const hlo::Value& failed, CheckKind kind, std::string message);
+// Records a check that every element of the integer tensor `index` lies in
+// [lo, hi) (an empty index passes).
+void check_in_range(hlo::Builder& b, const hlo::Value& index, int64_t lo, int64_t hi, CheckKind kind,
+                    std::string message);
+
 // The executor takes the checks recorded while a rule ran.
 std::vector<RuntimeCheck> take_runtime_checks();
 

@@ -1,0 +1,15 @@
+// Exceptions a lowering rule throws; the executor turns them into PyTorch's:
+//   std::invalid_argument -> RuntimeError (bad shapes, unsupported cases)
+//   std::out_of_range     -> IndexError   (a dimension or index out of range)
+//   ops::NotImplemented   -> NotImplementedError, for inputs PyTorch's own CPU
+//                            kernels don't implement either (e.g. bool convolution)
+#pragma once
+#include <stdexcept>
+
+namespace torch_tpu::ops {
+
+struct NotImplemented : std::logic_error {
+  using std::logic_error::logic_error;
+};
+
+}  // namespace torch_tpu::ops
