@@ -10,7 +10,9 @@ PYTHON=${PYTHON:-python3}
 python -m pip install -q --upgrade pip
 # torch is pinned: a looser spec downloads a multi-GB CUDA build.
 python -m pip install -q torch==2.13.0
-python -m pip install -q "xla-cpu-pjrt==0.0.1" "scikit-build-core>=0.10" ninja cmake numpy pytest
+python -m pip install -q "xla-cpu-pjrt==0.0.1" "scikit-build-core>=0.10" ninja cmake numpy pytest expecttest
+# The Hugging Face stack the tests and the main job use (pinned: tested versions).
+python -m pip install -q "transformers==5.23.0" "accelerate==1.15.0"
 if [ ! -f /usr/include/gtest/gtest.h ]; then
   echo "installing GoogleTest (libgtest-dev) for the C++ unit tests" >&2
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
