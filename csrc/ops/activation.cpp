@@ -282,5 +282,116 @@ TORCH_TPU_LOWERING("log_sigmoid_backward", [](Builder& b, const OpCall& c, const
   return Values{done(b, c, b.multiply(g, d))};
 });
 
+// --- shrinkage, glu, prelu, rrelu ---
+
+// |x| <= lambd, the zeroed band of hardshrink/softshrink (false for NaN).
+Value in_band(Builder& b, const Value& x, const Value& l) {
+  return b.binary("and", b.compare(x, b.negate(l), "GE"), b.compare(x, l, "LE"));
+}
+
+TORCH_TPU_LOWERING("hardshrink", [](Builder& b, const OpCall& c, const Values& v) {
+  Value x = in(b, c, v, 0), l = in(b, c, v, 1);
+  return Values{done(b, c, b.select(in_band(b, x, l), k(b, x, 0.0), x))};
+});
+
+// hardshrink_backward(grad_out, self, lambd); softshrink_backward has the same form.
+Values shrink_backward(Builder& b, const OpCall& c, const Values& v) {
+  Value g = in(b, c, v, 0), x = in(b, c, v, 1), l = in(b, c, v, 2);
+  return Values{done(b, c, b.select(in_band(b, x, l), k(b, g, 0.0), g))};
+}
+TORCH_TPU_LOWERING("hardshrink_backward", shrink_backward);
+TORCH_TPU_LOWERING("softshrink_backward", shrink_backward);
+
+// x > l ? x - l : (x < -l ? x + l : x * 0), the CPU's spelling (NaN stays NaN).
+TORCH_TPU_LOWERING("softshrink", [](Builder& b, const OpCall& c, const Values& v) {
+  require_float(c, c.outputs[0]);
+  Value x = in(b, c, v, 0), l = in(b, c, v, 1);
+  Value mid = b.select(lt(b, x, b.negate(l)), b.add(x, l), b.multiply(x, k(b, x, 0.0)));
+  return Values{done(b, c, b.select(gt(b, x, l), b.subtract(x, l), mid))};
+});
+
+// The two halves of `x` along `dim`.
+std::pair<Value, Value> halves(Builder& b, const OpCall& c, const Value& x, int64_t dim) {
+  int64_t rank = x.type.rank();
+  if (dim < 0) dim += rank;
+  if (dim < 0 || dim >= rank) throw std::invalid_argument(c.op + ": dim out of range");
+  std::vector<int64_t> start(rank, 0), limit = x.type.dims, strides(rank, 1);
+  int64_t h = x.type.dims[dim] / 2;
+  limit[dim] = h;
+  Value a = b.slice(x, start, limit, strides);
+  start[dim] = h;
+  limit[dim] = 2 * h;
+  return {a, b.slice(x, start, limit, strides)};
+}
+
+// glu(self, dim) = a * sigmoid(b) for the halves a, b of self.
+TORCH_TPU_LOWERING("glu", [](Builder& b, const OpCall& c, const Values& v) {
+  require_float(c, c.outputs[0]);
+  const Value& self = operand(c, v, 0);
+  Value x = b.convert(self, compute_type(self.type.dtype));
+  auto [lo, hi] = halves(b, c, x, c.arg(1).i);
+  return Values{done(b, c, b.multiply(lo, sigmoid(b, hi)))};
+});
+
+// glu_backward(grad_output, self, dim): [g * s, g * a * s * (1 - s)] with s = sigmoid(b).
+TORCH_TPU_LOWERING("glu_backward", [](Builder& b, const OpCall& c, const Values& v) {
+  require_float(c, c.outputs[0]);
+  const Value& self = operand(c, v, 1);
+  DType ct = compute_type(self.type.dtype);
+  Value x = b.convert(self, ct), g = b.convert(operand(c, v, 0), ct);
+  int64_t dim = c.arg(2).i < 0 ? c.arg(2).i + x.type.rank() : c.arg(2).i;
+  auto [lo, hi] = halves(b, c, x, dim);
+  // The CPU stores sigmoid(b) in the input's dtype before using it.
+  Value s = b.convert(b.convert(sigmoid(b, hi), self.type.dtype), ct);
+  Value ga = b.multiply(g, s);
+  Value gb = b.multiply(b.multiply(ga, lo), b.subtract(k(b, s, 1.0), s));
+  return Values{done(b, c, b.concatenate({ga, gb}, dim))};
+});
+
+// _prelu_kernel(self, weight): weight broadcasts against self.
+TORCH_TPU_LOWERING("_prelu_kernel", [](Builder& b, const OpCall& c, const Values& v) {
+  Value x = in(b, c, v, 0), w = in(b, c, v, 1);
+  return Values{done(b, c, b.select(gt(b, x, k(b, x, 0.0)), x, b.multiply(w, x)))};
+});
+
+// _prelu_kernel_backward(grad, self, weight) -> (x > 0 ? g : w * g, x > 0 ? 0 : x * g), both
+// in the broadcast shape (autograd sums the weight's down to its shape).
+TORCH_TPU_LOWERING("_prelu_kernel_backward", [](Builder& b, const OpCall& c, const Values& v) {
+  TensorType t = compute_of(c.outputs[0]);
+  Value g = to_type(b, operand(c, v, 0), t), x = to_type(b, operand(c, v, 1), t), w = to_type(b, operand(c, v, 2), t);
+  Value pos = gt(b, x, k(b, x, 0.0));
+  Value gx = b.select(pos, g, b.multiply(w, g));
+  Value gw = b.select(pos, k(b, g, 0.0), b.multiply(x, g));
+  return Values{b.convert(gx, c.outputs[0].dtype), b.reshape(b.convert(gw, c.outputs[1].dtype), c.outputs[1].dims)};
+});
+
+// rrelu_with_noise(self, noise(b!), lower, upper, training, generator): in eval, a leaky relu
+// with slope (lower + upper) / 2 and noise untouched. (Training draws slopes: not lowered.)
+Value rrelu_eval(Builder& b, const OpCall& c, const Values& v, const TensorType& out) {
+  if (c.arg(4).b) throw std::invalid_argument(c.op + ": training mode is not lowered");
+  require_float(c, out);
+  TensorType t = compute_of(out);
+  Value x = to_type(b, operand(c, v, 0), t);
+  Value slope = b.multiply(b.add(to_type(b, operand(c, v, 2), t), to_type(b, operand(c, v, 3), t)), k(b, x, 0.5));
+  return b.convert(b.select(gt(b, x, k(b, x, 0.0)), x, b.multiply(x, slope)), out.dtype);
+}
+// Results: the written noise, then the output.
+TORCH_TPU_LOWERING("rrelu_with_noise", [](Builder& b, const OpCall& c, const Values& v) {
+  return Values{operand(c, v, 1), rrelu_eval(b, c, v, c.outputs[1])};
+});
+// The in-place form writes self and noise, in that order.
+TORCH_TPU_LOWERING("rrelu_with_noise_", [](Builder& b, const OpCall& c, const Values& v) {
+  return Values{rrelu_eval(b, c, v, c.outputs[0]), operand(c, v, 1)};
+});
+
+// rrelu_with_noise_backward(grad, self, noise, lower, upper, training, self_is_result)
+TORCH_TPU_LOWERING("rrelu_with_noise_backward", [](Builder& b, const OpCall& c, const Values& v) {
+  require_float(c, c.outputs[0]);
+  Value g = in(b, c, v, 0), x = in(b, c, v, 1);
+  if (c.arg(5).b) return Values{done(b, c, b.multiply(g, in(b, c, v, 2)))};  // training: the drawn slopes
+  Value slope = b.multiply(b.add(in(b, c, v, 3), in(b, c, v, 4)), k(b, x, 0.5));
+  return Values{done(b, c, b.select(gt(b, x, k(b, x, 0.0)), g, b.multiply(g, slope)))};
+});
+
 }  // namespace
 }  // namespace torch_tpu::ops

@@ -1,6 +1,8 @@
 // Loss functions: nll_loss (cross_entropy is composite over it and
 // log_softmax) and mse_loss, forward and backward. Reduction codes follow
 // at::Reduction: 0 none, 1 mean, 2 sum.
+#include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 #include "ops/lowering_helpers.h"
@@ -124,26 +126,50 @@ Values nll_backward(Builder& b, const OpCall& c, const Values& v) {
 TORCH_TPU_LOWERING("nll_loss_backward", nll_backward);
 TORCH_TPU_LOWERING("nll_loss2d_backward", nll_backward);
 
-// mse_loss(self, target, reduction)
-TORCH_TPU_LOWERING("mse_loss", [](Builder& b, const OpCall& c, const Values& v) {
-  int64_t red = reduction_of(c, 2);
-  const auto& o = c.outputs[0];
-  DType ct = compute_type(o.dtype);
-  const Value& s = operand(c, v, 0);
-  const Value& t = operand(c, v, 1);
-  // Broadcast shape of self and target: the result's shape for reduction none.
+// The broadcast shape of self and target: the result's shape for reduction none.
+std::vector<int64_t> broadcast_shape(const Value& s, const Value& t) {
   std::vector<int64_t> shape = s.type.rank() >= t.type.rank() ? s.type.dims : t.type.dims;
   for (int64_t i = 1; i <= std::min(s.type.rank(), t.type.rank()); ++i) {
     int64_t a = s.type.dims[s.type.rank() - i], bb = t.type.dims[t.type.rank() - i];
     shape[shape.size() - i] = a == 1 ? bb : a;
   }
-  TensorType full(ct, shape);
-  Value d = b.subtract(to_type(b, s, full), to_type(b, t, full));
-  Value sq = b.multiply(d, d);
-  if (red == kNone) return Values{b.convert(sq, o.dtype)};
-  Value total = sum_all(b, sq);
+  return shape;
+}
+
+// A pointwise loss of (self - target) or (self, target), then the reduction.
+using PointLoss = std::function<Value(Builder&, const Value& self, const Value& target)>;
+
+Values pointwise_loss(Builder& b, const OpCall& c, const Values& v, int64_t red, const PointLoss& f) {
+  const auto& o = c.outputs[0];
+  DType ct = compute_type(o.dtype);
+  const Value& s = operand(c, v, 0);
+  const Value& t = operand(c, v, 1);
+  TensorType full(ct, broadcast_shape(s, t));
+  Value l = f(b, to_type(b, s, full), to_type(b, t, full));
+  if (red == kNone) return Values{b.convert(l, o.dtype)};
+  Value total = sum_all(b, l);
   if (red == kMean) total = b.divide(total, b.constant_float(ct, static_cast<double>(full.numel())));
   return Values{b.reshape(b.convert(total, o.dtype), o.dims)};
+}
+
+// The gradient of a pointwise loss: (grad_output, self, target, reduction at `red_i`); `f`
+// gives d loss / d self, scaled by grad and 1/n for the mean.
+Values pointwise_loss_backward(Builder& b, const OpCall& c, const Values& v, size_t red_i, const PointLoss& f) {
+  int64_t red = reduction_of(c, red_i);
+  const auto& o = c.outputs[0];
+  TensorType full = o.with_dtype(compute_type(o.dtype));
+  Value d = f(b, to_type(b, operand(c, v, 1), full), to_type(b, operand(c, v, 2), full));
+  Value g = to_type(b, operand(c, v, 0), full);
+  if (red == kMean) g = b.divide(g, b.splat_float(full, static_cast<double>(full.numel())));
+  return Values{b.convert(b.multiply(d, g), o.dtype)};
+}
+
+// mse_loss(self, target, reduction)
+TORCH_TPU_LOWERING("mse_loss", [](Builder& b, const OpCall& c, const Values& v) {
+  return pointwise_loss(b, c, v, reduction_of(c, 2), [](Builder& b, const Value& x, const Value& y) {
+    Value d = b.subtract(x, y);
+    return b.multiply(d, d);
+  });
 });
 
 // mse_loss_backward(grad_output, self, target, reduction) = norm * (self - target) * grad
@@ -155,6 +181,95 @@ TORCH_TPU_LOWERING("mse_loss_backward", [](Builder& b, const OpCall& c, const Va
   Value d = b.subtract(to_type(b, operand(c, v, 1), full), to_type(b, operand(c, v, 2), full));
   Value g = to_type(b, operand(c, v, 0), full);
   return Values{b.convert(b.multiply(b.multiply(b.splat_float(full, norm), d), g), o.dtype)};
+});
+
+// smooth_l1_loss(self, target, reduction, beta): |d| < beta ? 0.5 d^2 / beta : |d| - 0.5 beta
+// (beta 0: plain l1).
+TORCH_TPU_LOWERING("smooth_l1_loss", [](Builder& b, const OpCall& c, const Values& v) {
+  double beta = c.arg(3).d;
+  return pointwise_loss(b, c, v, reduction_of(c, 2), [beta](Builder& b, const Value& x, const Value& y) {
+    Value z = b.unary("abs", b.subtract(x, y));
+    if (beta == 0) return z;
+    Value quad = b.divide(b.multiply(b.multiply(b.splat_float(z.type, 0.5), z), z), b.splat_float(z.type, beta));
+    return b.select(b.compare(z, b.splat_float(z.type, beta), "LT"), quad,
+                    b.subtract(z, b.splat_float(z.type, 0.5 * beta)));
+  });
+});
+
+// smooth_l1_loss_backward(grad_output, self, target, reduction, beta)
+TORCH_TPU_LOWERING("smooth_l1_loss_backward", [](Builder& b, const OpCall& c, const Values& v) {
+  double beta = c.arg(4).d;
+  return pointwise_loss_backward(b, c, v, 3, [beta](Builder& b, const Value& x, const Value& y) {
+    Value d = b.subtract(x, y);
+    Value one = b.splat_float(d.type, 1.0), zero = b.splat_float(d.type, 0.0);
+    Value sign = b.select(b.compare(d, zero, "GT"), one, b.select(b.compare(d, zero, "LT"), b.negate(one), zero));
+    if (beta == 0) return sign;
+    Value bt = b.splat_float(d.type, beta);
+    Value inner = b.divide(d, bt);
+    return b.select(b.compare(d, b.negate(bt), "LE"), b.negate(one), b.select(b.compare(d, bt, "GE"), one, inner));
+  });
+});
+
+// huber_loss(self, target, reduction, delta): |d| < delta ? 0.5 d^2 : delta (|d| - 0.5 delta)
+TORCH_TPU_LOWERING("huber_loss", [](Builder& b, const OpCall& c, const Values& v) {
+  double delta = c.arg(3).d;
+  return pointwise_loss(b, c, v, reduction_of(c, 2), [delta](Builder& b, const Value& x, const Value& y) {
+    Value z = b.unary("abs", b.subtract(x, y));
+    Value dl = b.splat_float(z.type, delta);
+    Value quad = b.multiply(b.multiply(b.splat_float(z.type, 0.5), z), z);
+    Value lin = b.multiply(dl, b.subtract(z, b.splat_float(z.type, 0.5 * delta)));
+    return b.select(b.compare(z, dl, "LT"), quad, lin);
+  });
+});
+
+// huber_loss_backward(grad_output, self, target, reduction, delta)
+TORCH_TPU_LOWERING("huber_loss_backward", [](Builder& b, const OpCall& c, const Values& v) {
+  double delta = c.arg(4).d;
+  return pointwise_loss_backward(b, c, v, 3, [delta](Builder& b, const Value& x, const Value& y) {
+    Value d = b.subtract(x, y);
+    Value dl = b.splat_float(d.type, delta);
+    return b.select(b.compare(d, b.negate(dl), "LT"), b.negate(dl), b.select(b.compare(d, dl, "GT"), dl, d));
+  });
+});
+
+// Inputs of binary_cross_entropy outside [0, 1] raise, like the CPU (at the next sync).
+void check_probabilities(Builder& b, const Value& x) {
+  Value ok = b.binary("and", b.compare(x, b.splat_float(x.type, 0.0), "GE"),
+                      b.compare(x, b.splat_float(x.type, 1.0), "LE"));
+  Value bad = b.unary("not", ok);  // NaN too
+  if (x.type.rank() > 0) {
+    std::vector<int64_t> dims;
+    for (int64_t i = 0; i < x.type.rank(); ++i) dims.push_back(i);
+    bad = b.reduce({bad}, {b.constant_bool(false)}, dims,
+                   [](Builder& rb, const Values& a) { return Values{rb.binary("or", a[0], a[1])}; })[0];
+  }
+  add_runtime_check(bad, CheckKind::Runtime, "all elements of input should be between 0 and 1");
+}
+
+// binary_cross_entropy(self, target, weight?, reduction):
+// (y - 1) * max(log1p(-x), -100) - y * max(log(x), -100), times the weight.
+TORCH_TPU_LOWERING("binary_cross_entropy", [](Builder& b, const OpCall& c, const Values& v) {
+  const Value* w = c.arg(2).is_none() ? nullptr : &operand(c, v, 2);
+  return pointwise_loss(b, c, v, reduction_of(c, 3), [w](Builder& b, const Value& x, const Value& y) {
+    check_probabilities(b, x);
+    Value floor = b.splat_float(x.type, -100.0);
+    Value log1m = b.maximum(b.unary("log_plus_one", b.negate(x)), floor);
+    Value logx = b.maximum(b.unary("log", x), floor);
+    Value l = b.subtract(b.multiply(b.subtract(y, b.splat_float(y.type, 1.0)), log1m), b.multiply(y, logx));
+    return w ? b.multiply(l, to_type(b, *w, l.type)) : l;
+  });
+});
+
+// binary_cross_entropy_backward(grad_output, self, target, weight?, reduction):
+// (x - y) / max((1 - x) * x, 1e-12), times the weight.
+TORCH_TPU_LOWERING("binary_cross_entropy_backward", [](Builder& b, const OpCall& c, const Values& v) {
+  const Value* w = c.arg(3).is_none() ? nullptr : &operand(c, v, 3);
+  return pointwise_loss_backward(b, c, v, 4, [w](Builder& b, const Value& x, const Value& y) {
+    Value one = b.splat_float(x.type, 1.0);
+    Value denom = b.maximum(b.multiply(b.subtract(one, x), x), b.splat_float(x.type, 1e-12));
+    Value d = b.divide(b.subtract(x, y), denom);
+    return w ? b.multiply(d, to_type(b, *w, d.type)) : d;
+  });
 });
 
 }  // namespace

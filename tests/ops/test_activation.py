@@ -44,6 +44,12 @@ FORWARDS = {
     "hardswish": F.hardswish,
     "mish": F.mish,
     "logsigmoid": F.logsigmoid,
+    "hardshrink": lambda x: F.hardshrink(x, 0.7),
+    "softshrink": lambda x: F.softshrink(x, 0.6),
+    "tanhshrink": F.tanhshrink,
+    "softsign": F.softsign,
+    "rrelu_eval": lambda x: F.rrelu(x, 0.1, 0.4, training=False),
+    "prelu_scalar": lambda x: F.prelu(x, torch.tensor([0.25], dtype=x.dtype, device=x.device)),
 }
 
 
@@ -140,3 +146,52 @@ def test_bad_input_raises_like_cpu():
             fn(make((3,), torch.int64))
         with pytest.raises(RuntimeError, match="not implemented"):
             fn(make((3,), torch.int64).to("tpu"))
+
+
+# --- glu, prelu with per-channel weights ---
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64], ids=str)
+@pytest.mark.parametrize("shape,dim", [((4, 6), -1), ((4, 6), 0), ((2, 4, 3), 1), ((0, 4), 1)], ids=str)
+def test_glu(dtype, shape, dim):
+    x = make(shape, dtype)
+    check(lambda t: F.glu(t, dim), x)
+    if x.numel():
+        check_grad(lambda t: F.glu(t, dim), x)
+    check(lambda t: F.glu(t, dim), make(shape, torch.float32, noncontiguous=True))
+
+
+def test_glu_bad_input():
+    check_raises_like_cpu(lambda t: F.glu(t, 0), make((3, 4), torch.float32))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64], ids=str)
+@pytest.mark.parametrize("shape", [(3, 4), (2, 4, 5), (2, 4, 3, 3), (4,)], ids=str)
+def test_prelu_channels(dtype, shape):
+    c = shape[1] if len(shape) > 1 else 1
+    w = make((c,), dtype, low=-0.5, high=0.5, seed=7)
+    x = make(shape, dtype, seed=3)
+
+    def run(dev):
+        xi = (to_tpu(x) if dev == "tpu" else x).detach().requires_grad_()
+        wi = (to_tpu(w) if dev == "tpu" else w).detach().requires_grad_()
+        y = F.prelu(xi, wi)
+        y.backward(make(y.shape, dtype, seed=1).to(dev))
+        return [t.detach().cpu() for t in (y, xi.grad, wi.grad)]
+
+    # The weight's grad is a sum of half products: rounded once here, per step on the CPU.
+    tol = {"atol": 4e-2, "rtol": 2e-2} if dtype == torch.bfloat16 else {}
+    for g, e in zip(run("tpu"), run("cpu")):
+        torch.testing.assert_close(g, e, **tol)
+
+
+def test_new_backward_ops_directly():
+    g, x = make((5, 3), torch.float32, seed=1), make((5, 3), torch.float32, seed=2)
+    check(torch.ops.aten.hardshrink_backward, g, x, 0.5)
+    check(torch.ops.aten.softshrink_backward, g, x, 0.5)
+    check(lambda a, b: torch.ops.aten.glu_backward(a, b, 1), make((5, 2), torch.float32), make((5, 4), torch.float32))
+    noise = torch.ones(5, 3)
+    check(lambda a, b, n: torch.ops.aten.rrelu_with_noise_backward(a, b, n, 0.1, 0.3, False, False), g, x, noise)
+    check(lambda a, b, n: torch.ops.aten.rrelu_with_noise_backward(a, b, n, 0.1, 0.3, True, False), g, x,
+          make((5, 3), torch.float32, low=0.1, high=0.3, seed=4))
+    check_inplace(lambda t: F.rrelu(t, training=False, inplace=True), x)

@@ -114,3 +114,80 @@ def test_cross_entropy_spatial(reduction):
     check_grads(lambda t, tg, ww: F.cross_entropy(t, tg, weight=ww, reduction=reduction), x4, t4, w)
     check_grads(lambda t, tg: F.cross_entropy(t, tg, reduction=reduction), x4[:, :, 0], t4[:, 0])
     check_raises_like_cpu(lambda t, tg: F.nll_loss(t, tg), x4, t4.clamp(min=0) + 2)  # IndexError
+
+
+# --- smooth_l1, huber, l1, binary cross entropy, and composite losses ---
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("shape", [(), (7,), (3, 4), (2, 0, 3)], ids=str)
+@pytest.mark.parametrize("name", ["smooth_l1", "smooth_l1_beta0", "huber", "l1", "soft_margin"])
+def test_pointwise_losses(reduction, dtype, shape, name):
+    fns = {
+        "smooth_l1": lambda x, y: F.smooth_l1_loss(x, y, reduction=reduction, beta=1.5),
+        "smooth_l1_beta0": lambda x, y: F.smooth_l1_loss(x, y, reduction=reduction, beta=0.0),
+        "huber": lambda x, y: F.huber_loss(x, y, reduction=reduction, delta=0.8),
+        "l1": lambda x, y: F.l1_loss(x, y, reduction=reduction),
+        "soft_margin": lambda x, y: F.soft_margin_loss(x, y, reduction=reduction),
+    }
+    a, b = make(shape, dtype, low=-3, high=3, seed=1), make(shape, dtype, low=-3, high=3, seed=2)
+    if name == "soft_margin":
+        b = torch.sign(b)
+    # bf16: the CPU's sums round per step, here once in f32.
+    tol = {"atol": 2e-2, "rtol": 2e-2} if dtype == torch.bfloat16 and reduction != "none" else {}
+    check(fns[name], a, b, **tol)
+    if not (reduction == "mean" and a.numel() == 0):
+        check_grads(fns[name], a, b, **tol)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binary_cross_entropy(reduction, dtype, weighted):
+    x = make((4, 5), dtype, low=0.0, high=1.0, seed=1)
+    x[0, 0], x[0, 1] = 0.0, 1.0  # log clamps at -100
+    y = make((4, 5), dtype, low=0.0, high=1.0, seed=2)
+    w = make((5,), dtype, low=0.1, high=2.0, seed=3) if weighted else None
+    tol = {"atol": 2e-2, "rtol": 2e-2} if dtype == torch.bfloat16 and reduction != "none" else {}
+    fn = lambda a, b, ww: F.binary_cross_entropy(a, b, weight=ww, reduction=reduction)  # noqa: E731
+    check(fn, x, y, w, **tol)
+    check_grads(fn, x, y, w, **tol)
+    logits = make((4, 5), dtype, seed=4)
+    pw = make((5,), dtype, low=0.5, high=2.0, seed=5)
+    fn2 = lambda a, b, ww, p: F.binary_cross_entropy_with_logits(a, b, weight=ww, pos_weight=p,  # noqa: E731
+                                                                 reduction=reduction)
+    check_grads(fn2, logits, y, w, pw, **tol)
+
+
+def test_binary_cross_entropy_bad_input():
+    check_raises_like_cpu(F.binary_cross_entropy, torch.tensor([0.5, 1.5]), torch.tensor([0.0, 1.0]))
+    check_raises_like_cpu(F.binary_cross_entropy, torch.tensor([0.5, float("nan")]), torch.tensor([0.0, 1.0]))
+    check_raises_like_cpu(F.binary_cross_entropy, torch.tensor([0.5, 0.2]), torch.tensor([0.0, 1.0, 1.0]))
+
+
+def test_loss_layouts_and_backward_ops():
+    a, b = make((4, 3), torch.float32, seed=1), make((3, 4), torch.float32, seed=2).t()
+    for fn in (F.smooth_l1_loss, F.huber_loss, F.l1_loss):
+        check(fn, make((4, 3), torch.float32, noncontiguous=True), b)
+        check(fn, a, b)
+    g = make((4, 3), torch.float32, seed=3)
+    check(lambda *t: torch.ops.aten.smooth_l1_loss_backward(*t, 0, 0.5), g, a, b)
+    check(lambda *t: torch.ops.aten.huber_loss_backward(*t, 1, 0.5), torch.tensor(2.0), a, b)
+    p = make((4, 3), torch.float32, low=0.01, high=0.99, seed=4)
+    check(lambda *t: torch.ops.aten.binary_cross_entropy_backward(*t, None, 2), torch.tensor(2.0), p, p.flip(0))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_composite_losses(reduction):
+    x, y = make((4, 6), torch.float32, seed=1), make((4, 6), torch.float32, seed=2)
+    check_grads(lambda a, b: F.kl_div(a.log_softmax(1), b.log_softmax(1), reduction=reduction, log_target=True),
+                x, y)
+    check_grads(lambda a, b: F.poisson_nll_loss(a, b.abs(), reduction=reduction), x, y)
+    check_grads(lambda a, b: F.gaussian_nll_loss(a, b, torch.ones_like(b), reduction=reduction), x, y)
+    lbl = torch.tensor([1.0, -1.0, 1.0, -1.0])
+    check_grads(lambda a, b, t: F.cosine_embedding_loss(a, b, t, reduction=reduction), x, y, lbl)
+    check_grads(lambda a, b, t: F.margin_ranking_loss(a, b, t, margin=0.3, reduction=reduction), x[:, 0], y[:, 0], lbl)
+    check_grads(lambda a, b: F.hinge_embedding_loss(a, torch.sign(b), reduction=reduction), x, y)
+    check_grads(lambda a, b, c: F.triplet_margin_loss(a, b, c, reduction=reduction), x, y, x.flip(0))
+    check_grads(lambda a, b: F.multilabel_soft_margin_loss(a, (b > 0).float(), reduction=reduction), x, y)

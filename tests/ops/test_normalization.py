@@ -119,3 +119,172 @@ def test_embedding_backward_direct():
         check(torch.ops.aten.embedding_dense_backward, g, idx, 7, 5, True)
     check(torch.ops.aten.embedding_dense_backward, make((0, 4), torch.float32), torch.zeros(0, dtype=torch.long),
           3, -1, False)
+
+
+# --- batch_norm, instance_norm, group_norm ---
+
+BN_DTYPES = [torch.float32, torch.bfloat16, torch.float64]
+
+
+def check_mutating(fn, *args, **tol):
+    """Like check, for fn that updates its arguments in place: each run gets fresh copies."""
+    fresh = lambda: [a.clone() if isinstance(a, torch.Tensor) else a for a in args]  # noqa: E731
+    expect = fn(*fresh())
+    got = fn(*to_tpu(fresh()))
+    for g, e in zip(got, expect):
+        assert g.device.type == "tpu"
+        torch.testing.assert_close(g.cpu(), e, **tol)
+
+
+def bn_run(dev, dtype, shape, training, affine, track, momentum=0.1, channels_last=False, seed=0):
+    """One BatchNorm forward + backward on `dev`: output, grads, updated running stats."""
+    c = shape[1]
+    torch.manual_seed(seed)
+    m = {2: torch.nn.BatchNorm1d, 3: torch.nn.BatchNorm1d, 4: torch.nn.BatchNorm2d, 5: torch.nn.BatchNorm3d}[len(shape)](
+        c, affine=affine, track_running_stats=track, momentum=momentum)
+    if affine:
+        with torch.no_grad():
+            m.weight.copy_(make((c,), torch.float32, seed=seed + 1))
+            m.bias.copy_(make((c,), torch.float32, seed=seed + 2))
+    if track:
+        m.running_mean.copy_(make((c,), torch.float32, seed=seed + 3))
+        m.running_var.copy_(make((c,), torch.float32, low=0.5, high=2.0, seed=seed + 4))
+    m = m.to(dev, dtype)
+    m.train(training)
+    x = make(shape, dtype, seed=seed)
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last if len(shape) == 4 else torch.channels_last_3d)
+    x = to_tpu(x) if dev == "tpu" else x
+    x = x.detach().requires_grad_()
+    y = m(x)
+    y.backward(make(y.shape, dtype, seed=seed + 5).to(dev))
+    r = [y.detach(), x.grad]
+    if affine:
+        r += [m.weight.grad, m.bias.grad]
+    if track:
+        r += [m.running_mean, m.running_var, m.num_batches_tracked]
+    return [t.detach().cpu() for t in r]
+
+
+@pytest.mark.parametrize("dtype", BN_DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(4, 3), (3, 2, 5), (2, 3, 4, 5), (2, 2, 3, 2, 3)], ids=str)
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("affine,track", [(True, True), (False, True), (True, False)])
+def test_batch_norm_module(dtype, shape, training, affine, track):
+    if not training and not track:
+        training = True  # eval without running stats uses batch statistics anyway
+    got = bn_run("tpu", dtype, shape, training, affine, track)
+    expect = bn_run("cpu", dtype, shape, training, affine, track)
+    # Half types: the CPU sums statistics and grads in its own order and
+    # rounds per step; allow a few bf16 ulps.
+    tol = {"atol": 4e-2, "rtol": 2e-2} if dtype == torch.bfloat16 else {}
+    for g, e in zip(got, expect):
+        torch.testing.assert_close(g, e, **tol)
+
+
+def test_batch_norm_layouts_and_momentum():
+    for shape in ((2, 3, 4, 5), (1, 2, 3, 2, 3)):
+        got = bn_run("tpu", torch.float32, shape, True, True, True, channels_last=True)
+        expect = bn_run("cpu", torch.float32, shape, True, True, True, channels_last=True)
+        for g, e in zip(got, expect):
+            torch.testing.assert_close(g, e)
+    # momentum=None: cumulative average over num_batches_tracked, two steps.
+    def two_steps(dev):
+        m = torch.nn.BatchNorm1d(3, momentum=None).to(dev)
+        for s in range(2):
+            m(make((5, 3), torch.float32, seed=s).to(dev))
+        return [m.running_mean.cpu(), m.running_var.cpu(), m.num_batches_tracked.cpu()]
+
+    for g, e in zip(two_steps("tpu"), two_steps("cpu")):
+        torch.testing.assert_close(g, e)
+    # Non-contiguous input through the functional form, training stats.
+    x = make((4, 3, 6), torch.float32, noncontiguous=True)
+    check_mutating(lambda t, rm, rv: (F.batch_norm(t, rm, rv, training=True), rm, rv), x, torch.zeros(3),
+                   torch.ones(3))
+
+
+def test_batch_norm_mixed_dtype():
+    # bf16 activations, f32 parameters and running stats (autocast-style).
+    def run(dev):
+        m = torch.nn.BatchNorm2d(3).to(dev)
+        x = make((2, 3, 4, 4), torch.bfloat16).to(dev).requires_grad_()
+        y = m(x)
+        y.float().sum().backward()
+        return [t.detach().cpu() for t in (y, x.grad, m.weight.grad, m.running_mean, m.running_var)]
+
+    for g, e in zip(run("tpu"), run("cpu")):
+        torch.testing.assert_close(g, e, atol=4e-2, rtol=2e-2)
+
+
+def test_batch_norm_aten_ops():
+    x, w, b = make((3, 4, 5), torch.float32), make((4,), torch.float32, seed=1), make((4,), torch.float32, seed=2)
+    rm, rv = make((4,), torch.float32, seed=3), make((4,), torch.float32, low=0.5, high=2, seed=4)
+    for training in (True, False):
+        # In eval the CPU returns empty saved stats where the meta kernel gives [C]: not compared.
+        keep = 3 if training else 1
+        check_mutating(lambda *a: torch.ops.aten._native_batch_norm_legit(*a, training, 0.2, 1e-3)[:keep] + (a[3], a[4]),
+                       x, w, b, rm, rv)
+        check(lambda *a: torch.ops.aten.native_batch_norm(*a, False, 0.2, 1e-3)[0], x, w, b, rm, rv)
+    check(lambda *a: torch.ops.aten._native_batch_norm_legit.no_stats(*a, True, 0.1, 1e-5), x, w, b)
+    check(lambda *a: torch.ops.aten.native_batch_norm(*a, None, None, True, 0.1, 1e-5), x, w, b)
+    check(lambda *a: torch.ops.aten._native_batch_norm_legit_no_training(*a, 0.1, 1e-5)[0], x, w, b, rm, rv)
+    check_mutating(lambda *a: torch.ops.aten._batch_norm_with_update(*a, 0.1, 1e-5)[:3] + (a[3], a[4]),
+                   x, w, b, rm, rv)
+    check_mutating(lambda *a: torch.ops.aten._native_batch_norm_legit_functional(*a, True, 0.1, 1e-5),
+                   x, w, b, rm, rv)
+    g = make((3, 4, 5), torch.float32, seed=6)
+    for train in (True, False):
+        _, sm, si = torch.ops.aten.native_batch_norm(x, w, b, rm, rv, train, 0.1, 1e-5)
+        check(lambda *a: torch.ops.aten.native_batch_norm_backward(*a, train, 1e-5, [True, True, True]),
+              g, x, w, rm, rv, sm, si)
+
+
+def test_batch_norm_bad_input():
+    check_raises_like_cpu(lambda t: F.batch_norm(t, None, None, training=True), make((1, 3), torch.float32))
+    check_raises_like_cpu(lambda t, rm, rv: F.batch_norm(t, rm, rv), make((2, 3), torch.float32),
+                          torch.zeros(4), torch.ones(4))
+
+
+@pytest.mark.parametrize("dtype", BN_DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(2, 3, 5), (2, 3, 4, 5), (1, 2, 3, 2, 3)], ids=str)
+@pytest.mark.parametrize("affine", [False, True])
+def test_instance_norm(dtype, shape, affine):
+    c = shape[1]
+    w = make((c,), dtype, seed=1) if affine else None
+    b = make((c,), dtype, seed=2) if affine else None
+    tol = {"atol": 4e-2, "rtol": 2e-2} if dtype == torch.bfloat16 else {}
+    fn = lambda t, ww, bb: F.instance_norm(t, weight=ww, bias=bb)  # noqa: E731
+    check(fn, make(shape, dtype), w, b, **tol)
+    if dtype != torch.bfloat16:
+        check_grads(fn, make(shape, dtype), w, b)
+    # With running stats: updated in place with the mean over the batch.
+    rm, rv = torch.zeros(c, dtype=dtype), torch.ones(c, dtype=dtype)
+    check_mutating(lambda t, m, v: (F.instance_norm(t, m, v, use_input_stats=True, momentum=0.3), m, v),
+                   make(shape, dtype), rm, rv, **tol)
+
+
+@pytest.mark.parametrize("dtype", BN_DTYPES, ids=str)
+@pytest.mark.parametrize("shape,groups", [((2, 6, 5), 3), ((2, 4, 3, 5), 2), ((3, 6), 2), ((1, 4, 2, 3, 2), 1),
+                                          ((0, 4, 3), 2)], ids=str)
+@pytest.mark.parametrize("affine", [False, True])
+def test_group_norm(dtype, shape, groups, affine):
+    c = shape[1]
+    w = make((c,), dtype, seed=1) if affine else None
+    b = make((c,), dtype, seed=2) if affine else None
+    fn = lambda t, ww, bb: F.group_norm(t, groups, ww, bb, eps=1e-4)  # noqa: E731
+    x = make(shape, dtype)
+    # Half types: statistics and grads are sums rounded once here, per step on the CPU.
+    tol = {"atol": 4e-2, "rtol": 2e-2} if dtype == torch.bfloat16 else {}
+    check(fn, x, w, b, **tol)
+    if x.numel():
+        check_grads(fn, x, w, b, **tol)
+
+
+def test_group_norm_layouts_and_stats():
+    x = make((2, 4, 3, 5), torch.float32)
+    w, b = make((4,), torch.float32, seed=1), make((4,), torch.float32, seed=2)
+    check(lambda t: F.group_norm(t, 2), x.contiguous(memory_format=torch.channels_last))
+    check_grads(lambda t, ww, bb: F.group_norm(t, 2, ww, bb), x.transpose(2, 3), w, b)
+    check(lambda t: F.group_norm(t, 2), make((2, 4, 6), torch.float32, noncontiguous=True))
+    check(lambda *a: torch.ops.aten.native_group_norm(*a, 2, 4, 15, 2, 1e-5), x, w, b)
+    check_raises_like_cpu(lambda t: F.group_norm(t, 3), x)

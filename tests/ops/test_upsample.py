@@ -1,0 +1,99 @@
+"""F.interpolate (upsample_* forward and backward) against the CPU."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+from harness import check, make, to_tpu
+
+DTYPES = [torch.float32, torch.bfloat16, torch.float64]
+
+
+def run_grads(fn, x, seed=5):
+    leaf = x.detach().clone().requires_grad_()
+    out = fn(leaf)
+    out.backward(make(out.shape, out.dtype, seed=seed).to(out.device))
+    return out.detach(), leaf.grad
+
+
+def check_grads(fn, x):
+    expect = run_grads(fn, x)
+    got = run_grads(fn, to_tpu(x))
+    for g, e in zip(got, expect):
+        assert g.device.type == "tpu"
+        torch.testing.assert_close(g.cpu(), e)
+
+
+SHAPES = {1: (2, 3, 7), 2: (2, 3, 5, 7), 3: (1, 2, 3, 4, 5)}
+# (size, scale_factor) pairs: up, down, non-integer ratios, identity, x2.
+RESIZES = [
+    ("size", {1: 11, 2: (9, 4), 3: (5, 3, 8)}),
+    ("size", {1: 14, 2: (10, 14), 3: (6, 8, 10)}),
+    ("size", {1: 7, 2: (5, 7), 3: (3, 4, 5)}),
+    ("scale", {1: 1.7, 2: (2.3, 0.6), 3: (1.5, 0.7, 2.0)}),
+    ("scale", {1: 0.5, 2: 3.0, 3: 2.0}),
+]
+
+
+def interp(nd, kind, arg, mode, align=None, recompute=None):
+    kw = {"size": arg[nd]} if kind == "size" else {"scale_factor": arg[nd]}
+    if recompute is not None:
+        kw["recompute_scale_factor"] = recompute
+    if align is not None:
+        kw["align_corners"] = align
+    return lambda t: F.interpolate(t, mode=mode, **kw)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("resize", range(len(RESIZES)))
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+def test_nearest(dtype, nd, resize, mode):
+    fn = interp(nd, *RESIZES[resize], mode)
+    x = make(SHAPES[nd], dtype)
+    check(fn, x)
+    check_grads(fn, x)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("nd,mode", [(1, "linear"), (2, "bilinear"), (3, "trilinear"), (2, "bicubic")])
+@pytest.mark.parametrize("resize", range(len(RESIZES)))
+@pytest.mark.parametrize("align", [False, True])
+def test_linear(dtype, nd, mode, resize, align):
+    kind, arg = RESIZES[resize]
+    fn = interp(nd, kind, arg, mode, align)
+    x = make(SHAPES[nd], dtype)
+    check(fn, x)
+    check_grads(fn, x)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic", "nearest"])
+def test_recompute_scale_factor(mode):
+    # The scale given to the kernel (not the size-derived ratio) sets the mapping.
+    align = None if mode == "nearest" else False
+    for recompute in (False, True):
+        fn = interp(2, "scale", {2: (1.3, 2.7)}, mode, align, recompute)
+        check(fn, make((1, 2, 6, 5), torch.float32))
+
+
+def test_nearest_uint8_and_layouts():
+    check(lambda t: F.interpolate(t, scale_factor=1.5, mode="nearest"), make((1, 3, 4, 5), torch.uint8))
+    x = make((2, 3, 6, 5), torch.float32)
+    check(lambda t: F.interpolate(t, size=(8, 9), mode="bilinear"), x.contiguous(memory_format=torch.channels_last))
+    check(lambda t: F.interpolate(t, size=(8, 9), mode="nearest"), make((2, 3, 6, 5), torch.float32, noncontiguous=True))
+    check(lambda t: F.interpolate(t, size=(3, 4), mode="bilinear", align_corners=True), x.transpose(2, 3))
+    check_grads(lambda t: F.interpolate(t, size=(7, 3), mode="bilinear"), x.transpose(2, 3))
+
+
+def test_empty_and_single_pixel():
+    check(lambda t: F.interpolate(t, size=(4, 4), mode="bilinear"), make((0, 3, 2, 2), torch.float32))
+    check(lambda t: F.interpolate(t, size=(5, 3), mode="bilinear", align_corners=True), make((1, 2, 1, 1), torch.float32))
+    check(lambda t: F.interpolate(t, size=(1, 1), mode="bilinear", align_corners=True), make((1, 2, 4, 3), torch.float32))
+    check_grads(lambda t: F.interpolate(t, size=(1, 5), mode="bicubic", align_corners=True),
+                make((1, 2, 4, 3), torch.float32))
+
+
+def test_upsample_module_and_nan():
+    x = make((1, 2, 3, 3), torch.float32)
+    x[0, 0, 1, 1] = float("nan")
+    check(lambda t: torch.nn.Upsample(scale_factor=2, mode="bilinear")(t), x)
+    check(lambda t: torch.nn.Upsample(scale_factor=2, mode="nearest")(t), x)
