@@ -108,5 +108,17 @@ TORCH_TPU_LOWERING("isneginf", [](Builder& b, const OpCall& c, const Values& v) 
   return classify(b, c, v, [](Builder& b, const Value& x) { return b.compare(x, inf_like(b, x, -1), "EQ"); });
 });
 
+// signbit: the sign bit of floats (so -0 and -NaN are set), x < 0 for integers.
+TORCH_TPU_LOWERING("signbit", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  const Value& x = operand(c, v, 0);
+  if (x.type.dtype == DType::Pred) return Values{b.splat_int(out, 0)};
+  if (!hlo::is_float(x.type.dtype)) return Values{b.compare(x, b.splat_int(x.type, 0), "LT")};
+  bool wide = x.type.dtype == DType::F64;
+  Value w = b.convert(x, wide ? DType::F64 : DType::F32);  // exact widening keeps the sign
+  Value i = b.bitcast_convert(w, x.type.with_dtype(wide ? DType::I64 : DType::I32));
+  return Values{b.compare(i, b.splat_int(i.type, 0), "LT")};
+});
+
 }  // namespace
 }  // namespace torch_tpu::ops

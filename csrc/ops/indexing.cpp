@@ -92,6 +92,43 @@ TORCH_TPU_LOWERING("index_select", [](Builder& b, const OpCall& c, const Values&
   return Values{b.reshape(gather_slices(b, self, idx, 1, {dim}, all_but(rank, {dim}), r), out.dims)};
 });
 
+// index_fill(Tensor self, int dim, Tensor index, Scalar|Tensor value): the
+// positions along `dim` named by index (negatives wrap) take the value.
+Values index_fill(Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  const Value& self = operand(c, v, 0);
+  const Value& index = operand(c, v, 2);
+  int64_t rank = self.type.rank(), dim = wrap_dim(c.arg(1).i, rank);
+  int64_t size = rank == 0 ? 1 : self.type.dims[dim], n = index.type.numel();
+  check_range(b, index, -size, size, CheckKind::Index, "index out of range in self");
+  if (out.numel() == 0 || n == 0) return Values{self};
+  Value idx = b.reshape(b.convert(index, DType::I64), {n});
+  idx = b.select(b.compare(idx, b.splat_int(idx.type, 0), "LT"), b.add(idx, b.splat_int(idx.type, size)), idx);
+  TensorType grid(DType::I64, {n, size});
+  Value eq = b.compare(b.broadcast_in_dim(idx, grid.dims, {0}), b.iota(grid, 1), "EQ");
+  hlo::RegionBody any = [](Builder& rb, const Values& a) { return Values{rb.binary("or", a[0], a[1])}; };
+  Value hit = b.reduce({eq}, {b.constant_bool(false)}, {0}, any)[0];
+  Value mask = rank == 0 ? b.reshape(hit, {}) : b.broadcast_in_dim(hit, out.dims, {dim});
+  Value fill = b.broadcast_to(b.convert(operand(c, v, 3), out.dtype), out.dims);
+  return Values{b.select(mask, fill, self)};
+}
+TORCH_TPU_LOWERING("index_fill.int_Scalar", index_fill);
+TORCH_TPU_LOWERING("index_fill.int_Tensor", index_fill);
+
+// take(Tensor self, Tensor index): self flattened, read at index (negatives wrap).
+TORCH_TPU_LOWERING("take", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  const Value& self = operand(c, v, 0);
+  const Value& index = operand(c, v, 1);
+  int64_t n = self.type.numel(), m = index.type.numel();
+  check_range(b, index, -n, n, CheckKind::Index, "take(): index out of range");
+  if (m == 0 || n == 0) return Values{b.splat_int(out, 0)};
+  Value idx = b.reshape(b.convert(index, DType::I64), {m});
+  idx = b.select(b.compare(idx, b.splat_int(idx.type, 0), "LT"), b.add(idx, b.splat_int(idx.type, n)), idx);
+  TensorType r(self.type.dtype, {m});
+  return Values{b.reshape(gather_slices(b, b.reshape(self, {n}), idx, 1, {0}, {}, r), out.dims)};
+});
+
 // index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1):
 // accumulated in the CPU's compute type, so each element rounds once.
 TORCH_TPU_LOWERING("index_add", [](Builder& b, const OpCall& c, const Values& v) {
@@ -236,7 +273,9 @@ Value put_mask(Builder& b, const Value& self, int64_t p, const Value& mask, cons
     spread = gather_slices(b, vals, pos, k, {p}, all_but(rank, mask_dims), self.type);
   }
   Value where = b.broadcast_in_dim(m, self.type.dims, mask_dims);
-  return b.select(where, accumulate ? b.add(self, spread) : spread, self);
+  if (!accumulate) return b.select(where, spread, self);
+  Value sum = self.type.dtype == DType::Pred ? b.binary("or", self, spread) : b.add(self, spread);  // bool += is or
+  return b.select(where, sum, self);
 }
 
 // index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False)
@@ -260,7 +299,6 @@ Values index_put_rule(Builder& b, const OpCall& c, const Values& v) {
     if (masks != 1 || tensors != 1)
       throw std::invalid_argument("index_put: a boolean mask mixed with other index tensors is not supported");
     const Value& mask = v.at(index_ops[mask_at]);
-    if (self.type.dtype == DType::Pred && accumulate) throw std::invalid_argument("index_put: bool accumulate");
     if (self.type.numel() == 0) return Values{self};
     return Values{put_mask(b, self, mask_at, mask, values, accumulate)};
   }

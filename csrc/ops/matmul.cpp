@@ -96,6 +96,11 @@ TORCH_TPU_LOWERING("dot", [](Builder& b, const OpCall& c, const Values& v) {
   return Values{finish(b, dot_general(b, c, operand(c, v, 0), operand(c, v, 1), {}, {}, {0}, {0}, acc_of(c)), c)};
 });
 
+// vdot conjugates its first argument: the identity for the real dtypes tpu has.
+TORCH_TPU_LOWERING("vdot", [](Builder& b, const OpCall& c, const Values& v) {
+  return Values{finish(b, dot_general(b, c, operand(c, v, 0), operand(c, v, 1), {}, {}, {0}, {0}, acc_of(c)), c)};
+});
+
 TORCH_TPU_LOWERING("mv", [](Builder& b, const OpCall& c, const Values& v) {
   return Values{finish(b, dot_general(b, c, operand(c, v, 0), operand(c, v, 1), {}, {}, {1}, {0}, acc_of(c)), c)};
 });

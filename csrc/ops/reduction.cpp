@@ -159,6 +159,25 @@ Values full_extreme_rule(Builder& b, const OpCall& c, const Values& v) {
 TORCH_TPU_LOWERING("max", full_extreme_rule<true>);
 TORCH_TPU_LOWERING("min", full_extreme_rule<false>);
 
+// count_nonzero(Tensor self, int[] dim): [] counts over every dim, like sum.
+TORCH_TPU_LOWERING("count_nonzero.dim_IntList", [](Builder& b, const OpCall& c, const Values& v) {
+  const Value& x = operand(c, v, 0);
+  Value nz = b.convert(b.compare(x, b.splat_int(x.type, 0), "NE"), DType::I64);
+  auto dims = reduced_dims(c.arg(1), x.type.rank());
+  return Values{finish(b, reduce1(b, nz, dims, b.constant_int(DType::I64, 0), "add"), c.outputs[0])};
+});
+
+// aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (min, max)
+TORCH_TPU_LOWERING("aminmax", [](Builder& b, const OpCall& c, const Values& v) {
+  const Value& x = operand(c, v, 0);
+  auto dims = reduced_dims(c.arg(1), x.type.rank());
+  if (x.type.numel() == 0 && (c.arg(1).is_none() || count(x.type, dims) == 0))
+    throw std::invalid_argument("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                                "identity.");
+  return Values{finish(b, extreme(b, x, dims, false), c.outputs[0]),
+                finish(b, extreme(b, x, dims, true), c.outputs[1])};
+});
+
 // all/any: x != 0 reduced with and/or; the result is bool, or uint8 for
 // uint8 input (the meta kernel's dtype).
 template <bool kAll>

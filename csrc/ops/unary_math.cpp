@@ -40,6 +40,20 @@ Value cosh(Builder& b, const Value& x) {
   return b.select(overflow_split(b, a), half_exp_big(b, a), small);
 }
 
+// The CPU's digamma at 0 is copysign(inf, -x): -inf at +0, +inf at -0.
+Value digamma(Builder& b, const Value& x) {
+  Value r = op(b, "chlo.digamma", x);
+  Value neg_zero = b.compare(b.divide(full_like(b, x, 1), x), full_like(b, x, 0), "LT");
+  Value at_zero = b.select(neg_zero, full_like(b, x, INFINITY), full_like(b, x, -INFINITY));
+  return b.select(b.compare(x, full_like(b, x, 0), "EQ"), at_zero, r);
+}
+// sin(pi x) / (pi x), 1 at 0; the product is rounded to the compute dtype first, like the CPU.
+Value sinc(Builder& b, const Value& x) {
+  Value px = scale(b, x, M_PI);
+  Value r = b.divide(op(b, "sine", px), px);
+  return b.select(b.compare(x, full_like(b, x, 0), "EQ"), full_like(b, x, 1), r);
+}
+
 #define TORCH_TPU_UNARY_FLOAT(name, ...)                                           \
   TORCH_TPU_LOWERING(name, [](Builder& b, const OpCall& c, const Values& v) {      \
     return unary_float(b, c, v, [](Builder& b, const Value& x) { return __VA_ARGS__; }); \
@@ -65,7 +79,33 @@ TORCH_TPU_UNARY_FLOAT("atan", b.binary("atan2", x, full_like(b, x, 1)));
 TORCH_TPU_UNARY_FLOAT("sinh", sinh(b, x));
 TORCH_TPU_UNARY_FLOAT("cosh", cosh(b, x));
 TORCH_TPU_UNARY_FLOAT("erf", op(b, "chlo.erf", x));
+TORCH_TPU_UNARY_FLOAT("erfc", op(b, "chlo.erfc", x));
+TORCH_TPU_UNARY_FLOAT("erfinv", op(b, "chlo.erf_inv", x));
+TORCH_TPU_UNARY_FLOAT("asinh", op(b, "chlo.asinh", x));
+TORCH_TPU_UNARY_FLOAT("acosh", op(b, "chlo.acosh", x));
+TORCH_TPU_UNARY_FLOAT("atanh", op(b, "chlo.atanh", x));
+TORCH_TPU_UNARY_FLOAT("lgamma", op(b, "chlo.lgamma", x));
+TORCH_TPU_UNARY_FLOAT("digamma", digamma(b, x));
+TORCH_TPU_UNARY_FLOAT("sinc", sinc(b, x));
 #undef TORCH_TPU_UNARY_FLOAT
+
+// xlogy(x, y) = x * log(y), 0 where x == 0, NaN where y is NaN (the CPU's order);
+// xlog1py likewise with log1p.
+Values xlogy(Builder& b, const OpCall& c, const Values& v, const char* log_op) {
+  const TensorType& out = c.outputs[0];
+  if (!hlo::is_float(out.dtype)) throw std::invalid_argument("unsupported result dtype " + out.str());
+  return binary_compute(b, c, v, 0, 1, [log_op](Builder& b, const Value& x, const Value& y) {
+    Value r = b.select(b.compare(x, full_like(b, x, 0), "EQ"), full_like(b, x, 0), b.multiply(x, op(b, log_op, y)));
+    return b.select(is_nan(b, y), y, r);
+  });
+}
+Values xlogy_log(Builder& b, const OpCall& c, const Values& v) { return xlogy(b, c, v, "log"); }
+TORCH_TPU_LOWERING("xlogy.Tensor", xlogy_log);
+TORCH_TPU_LOWERING("xlogy.Scalar_Self", xlogy_log);
+TORCH_TPU_LOWERING("xlogy.Scalar_Other", xlogy_log);
+TORCH_TPU_LOWERING("special_xlog1py", [](Builder& b, const OpCall& c, const Values& v) {
+  return xlogy(b, c, v, "log_plus_one");
+});
 
 // logit(x, eps) = log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps
 // is given (NaN stays NaN). The CPU kernel computes in the tensor's own dtype,

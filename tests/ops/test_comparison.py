@@ -1,5 +1,5 @@
 """Comparisons, logical and bitwise ops, where, clamp, masked_fill and the
-float classification ops (isnan, isinf, ..., nan_to_num) against the CPU."""
+float classification ops (isnan, isinf, ..., signbit, nan_to_num) against the CPU."""
 import pytest
 import torch
 from harness import check, check_inplace, check_raises_like_cpu, make, to_tpu
@@ -194,7 +194,7 @@ def test_clamp_tensor(dtype):
 
 # --- float classification --------------------------------------------------------
 
-CLASSIFY = [torch.isnan, torch.isinf, torch.isfinite, torch.isposinf, torch.isneginf]
+CLASSIFY = [torch.isnan, torch.isinf, torch.isfinite, torch.isposinf, torch.isneginf, torch.signbit]
 
 
 @pytest.mark.parametrize("op", CLASSIFY, ids=lambda f: f.__name__)

@@ -1,5 +1,5 @@
 """Binary arithmetic (add/sub/mul/div and rounding modes, remainder, fmod, pow,
-atan2, maximum/minimum), their Scalar/rsub forms, neg/abs/sign/reciprocal and
+atan2, maximum/minimum, fmax/fmin, copysign, heaviside, logaddexp(2), nextafter), their Scalar/rsub forms, neg/abs/sign/reciprocal and
 the fused lerp/addcmul/addcdiv, against the CPU."""
 import pytest
 import torch
@@ -24,6 +24,13 @@ BINARY = {
     "atan2": torch.atan2,
     "maximum": torch.maximum,
     "minimum": torch.minimum,
+    "fmax": torch.fmax,
+    "fmin": torch.fmin,
+    "copysign": torch.copysign,
+    "heaviside": torch.heaviside,
+    "logaddexp": torch.logaddexp,
+    "logaddexp2": torch.logaddexp2,
+    "nextafter": torch.nextafter,
 }
 DIVIDES = {"div_trunc", "div_floor", "floor_divide", "remainder", "fmod"}
 

@@ -297,3 +297,35 @@ def test_backward():
     check(grads(lambda t, i, s: t.scatter_add(0, i, s), x, None), x, idx((2, 4), 5), make((2, 4), torch.float32, 2))
     check(grads(lambda t, i, s: t.index_put((i,), s, accumulate=True), x, None), x, torch.tensor([1, 1]),
           make((2, 4), torch.float32, 3))
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.float32, torch.int64], ids=str)
+def test_index_put_mask_accumulate(dtype):
+    # Boolean-mask index_put with accumulate: bool `+=` is a logical or on the CPU.
+    x = make((4, 3), dtype, 1)
+    mask = make((4, 3), torch.bool, 2)
+    vals = make((int(mask.sum()),), dtype, 3)
+    check(lambda t, m, v: torch.index_put(t, (m,), v, accumulate=True), x, mask, vals)
+    check(lambda t, m, v: torch.index_put(t, (m,), v, accumulate=True), x, mask, make((), dtype, 4))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool], ids=str)
+def test_index_fill_and_take(dtype):
+    x = make((4, 5), dtype, 1)
+    idx = torch.tensor([3, -1, 0, 3])
+    check(lambda t, i: t.index_fill(1, i, 2), x, idx)
+    check(lambda t, i: t.index_fill(0, i, torch.tensor(1, dtype=dtype)), x, idx)
+    check(lambda t, i: t.index_fill(-1, i, 0), x.t(), idx)
+    check(lambda t, i: t.index_fill(0, i, 1), make((), dtype, 2), torch.tensor([0]))
+    check(lambda t, i: t.index_fill(1, i, 1), x, torch.tensor([], dtype=torch.int64))
+    check_inplace(lambda t, i: t.index_fill_(1, i, 3), x, idx)
+    check(torch.take, x, torch.tensor([[0, 19], [-1, 7]]))
+    check(torch.take, x.t(), torch.tensor([5, 2, -20]))
+    check(torch.take, make((), dtype, 3), torch.tensor(0))
+    check(torch.take, x, torch.tensor([], dtype=torch.int64))
+
+
+def test_index_fill_and_take_out_of_range():
+    x = make((4, 5), torch.float32, 1)
+    check_raises_like_cpu(lambda t, i: t.index_fill(1, i, 2), x, torch.tensor([5]))
+    check_raises_like_cpu(torch.take, x, torch.tensor([20]))

@@ -29,6 +29,8 @@ def test_bmm_dot_mv(dtype):
     check(torch.bmm, mk((0, 3, 4), dtype, 1), mk((0, 4, 5), dtype, 2))
     check(torch.dot, mk((7,), dtype, 1), mk((7,), dtype, 2))
     check(torch.dot, mk((0,), dtype, 1), mk((0,), dtype, 2))
+    check(torch.vdot, mk((7,), dtype, 1), mk((7,), dtype, 2))
+    check(torch.vdot, mk((0,), dtype, 1), mk((0,), dtype, 2))
     check(torch.mv, mk((3, 4), dtype, 1), mk((4,), dtype, 2))
 
 

@@ -95,6 +95,31 @@ def test_amax_amin(dtype, shape, dim):
         check(torch.min, x)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool], ids=str)
+@pytest.mark.parametrize("shape", [(), (5,), (2, 3, 4), (2, 0, 3)], ids=str)
+def test_aminmax(dtype, shape):
+    x = make(shape, dtype)
+    for dim in [None, 0, -1]:
+        for keepdim in (False, True):
+            fn = lambda t: torch.aminmax(t, dim=dim, keepdim=keepdim)  # noqa: E731
+            if x.numel() == 0 and (dim is None or x.shape[dim] == 0):
+                check_raises_like_cpu(fn, x)
+            else:
+                check(fn, x)
+    if dtype.is_floating_point:
+        check(lambda t: torch.aminmax(t, dim=1), with_nans(make((4, 5), dtype)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool], ids=str)
+def test_count_nonzero(dtype):
+    x = make((3, 4, 5), dtype, low=-1, high=1)
+    for dim in [None, 0, (0, 2), -1, ()]:
+        check(lambda t: torch.count_nonzero(t, dim), x)
+    check(torch.count_nonzero, x.transpose(0, 2))
+    check(torch.count_nonzero, make((), dtype))
+    check(lambda t: torch.count_nonzero(t, 1), make((2, 0), dtype))
+
+
 def test_extremes_nan_inf_and_errors():
     x = with_nans(make((4, 5), torch.float32))
     for fn in (torch.max, torch.min, lambda t: t.amax(1), lambda t: t.amin(0), lambda t: t.max(1), lambda t: t.argmin(0)):

@@ -32,6 +32,14 @@ MATH = {
     "sinh": (torch.sinh, (-5, 5)),
     "cosh": (torch.cosh, (-5, 5)),
     "erf": (torch.erf, (-3, 3)),
+    "erfc": (torch.erfc, (-3, 3)),
+    "erfinv": (torch.erfinv, (-0.99, 0.99)),
+    "asinh": (torch.asinh, (-10, 10)),
+    "acosh": (torch.acosh, (1.01, 100)),
+    "atanh": (torch.atanh, (-0.99, 0.99)),
+    "lgamma": (torch.lgamma, (0.1, 20)),
+    "digamma": (torch.digamma, (0.1, 20)),
+    "sinc": (torch.sinc, (-5, 5)),
     "square": (torch.square, (-10, 10)),
     "logit": (torch.logit, (0.01, 0.99)),
     "logit_eps": (lambda x: torch.logit(x, eps=0.1), (-0.5, 1.5)),
@@ -173,3 +181,18 @@ def test_backward_ops_direct(dtype):
     check(torch.ops.aten.logit_backward, g, y, 0.25)
     check(torch.ops.aten.sigmoid_backward, make((), dtype), make((), dtype, seed=1))
     check(torch.ops.aten.tanh_backward, make((4, 6), dtype, noncontiguous=True), make((6, 4), dtype).t())
+
+
+@pytest.mark.parametrize("dtype", [F32, BF16, I64])
+def test_xlogy_xlog1py(dtype):
+    x = make((3, 5), dtype, seed=1, low=0, high=4)
+    y = make((3, 5), dtype, seed=2, low=0.1, high=4)
+    x.view(-1)[:3] = 0
+    if dtype.is_floating_point:
+        y.view(-1)[1:5] = torch.tensor([NAN, 0.0, INF, NAN], dtype=dtype)
+    check(torch.xlogy, x, y)
+    check(torch.special.xlog1py, x, y)
+    check(lambda t: torch.xlogy(2.0, t), y)
+    check(lambda t: torch.xlogy(t, 3), x)
+    check(torch.xlogy, x.t(), y.t())
+

@@ -1,0 +1,95 @@
+"""A bounded, deterministic slice of the OpInfo conformance sweep
+(python -m torch_tpu.conformance): a few dozen ops across the op families,
+their first samples, forward and backward. Every (op, dtype) here passes
+natively today; a regression (mismatch, error or CPU fallback) fails the test.
+The sweep runs in-process here (no worker subprocesses): a crash fails the run.
+"""
+import pytest
+import torch
+
+import torch_tpu  # noqa: F401
+from torch_tpu.conformance import report, runner
+
+MAX_SAMPLES = 2
+
+# (OpInfo full name, dtypes): one or two per family, floating plus an integer
+# or bool dtype where the family takes one.
+SLICE = {
+    # elementwise arithmetic, division, select
+    "add": ["float32", "int64"], "mul": ["bfloat16", "bool"], "sub": ["float32"],
+    "div.no_rounding_mode": ["float32"], "remainder": ["int64"], "where": ["float32"],
+    "clamp": ["float32"], "maximum": ["int64"],
+    # unary math
+    "exp": ["float32", "bfloat16"], "sin": ["float32"], "rsqrt": ["float32"], "abs": ["int64"],
+    "sigmoid": ["float32"], "nn.functional.gelu": ["float32"], "logaddexp": ["float32"], "xlogy": ["bfloat16"],
+    "copysign": ["float32"], "vdot": ["float32"],
+    # comparison / logical
+    "eq": ["int64", "bool"], "lt": ["float32"], "logical_and": ["bool"], "signbit": ["bfloat16"],
+    # reductions, scans
+    "sum": ["float32", "int64"], "mean": ["float32"], "amax": ["float32"], "argmax": ["float32"],
+    "cumsum": ["float32"], "logsumexp": ["float32"], "aminmax": ["int64"], "count_nonzero": ["bool"],
+    # softmax, normalization, matmul
+    "softmax": ["float32"], "nn.functional.rms_norm": ["float32"], "mm": ["float32"],
+    "bmm": ["float32"], "addmm": ["float32"],
+    # shape, views, indexing, scatter/gather, sorting, factories
+    "cat": ["float32", "bool"], "permute": ["float32"], "reshape": ["int64"], "transpose": ["float32"],
+    "index_select": ["float32"], "gather": ["float32"], "scatter_add": ["float32"],
+    "sort": ["float32"], "topk": ["float32"], "zeros_like": ["float32"], "full_like": ["int64"],
+    "nn.functional.embedding": ["float32"],
+}
+
+
+@pytest.fixture(scope="module")
+def op_db():
+    return runner.load_op_db()
+
+
+@pytest.mark.parametrize("name,dtype", [(op, d) for op, ds in SLICE.items() for d in ds],
+                         ids=lambda x: str(x))
+def test_slice_case_passes(op_db, name, dtype):
+    op = op_db[name]
+    assert torch.__dict__[dtype] in op.supported_dtypes("cpu")
+    result = runner.run_case(op, dtype, MAX_SAMPLES)
+    assert result["samples"], "no samples ran"
+    assert result["status"] == runner.PASS, f"{name} {dtype}: {result['status']}: {result['reason']}"
+
+
+def test_summary_counts_fallback_and_cpu_errors():
+    """A fallback is a failure; a case the CPU rejects is counted neither way."""
+    ok = {"status": runner.PASS, "reason": None, "fallbacks": []}
+    fell = {"status": runner.FALLBACK, "reason": "fell back to CPU: foo", "fallbacks": ["foo"]}
+    cpu = {"status": runner.CPU_ERROR, "reason": "RuntimeError: x", "fallbacks": []}
+    cases = [runner.summarize("a", "float32", [ok, ok]), runner.summarize("b", "float32", [ok, fell]),
+             runner.summarize("c", "float32", [cpu, cpu]), runner.summarize("d", "float32", [ok, cpu])]
+    assert [c["status"] for c in cases] == [runner.PASS, runner.FALLBACK, runner.CPU_ERROR, runner.PASS]
+    assert report.summary_line(cases) == "2 passed, 1 failed"
+    assert "foo" in report.render(cases, {"command": "x", "date": "d", "torch": "t", "torch_tpu": "v",
+                                          "dtypes": ["float32"], "max_samples": 1, "backward": True,
+                                          "jobs": 1, "case_timeout_s": 1, "seconds": 0, "n_ops": 4})
+
+
+class _FakeOp:
+    """An OpInfo stand-in whose tpu result is off by one (or raises), to prove detection."""
+    full_name = "fake"
+    supports_autograd = True
+
+    def __init__(self, fail):
+        self.fail = fail
+
+    def __call__(self, x):
+        if x.device.type == "tpu" and self.fail == "raise":
+            raise ValueError("boom")
+        return x * 2 + (1 if x.device.type == "tpu" and self.fail == "value" else 0)
+
+    def sample_inputs(self, device, dtype, requires_grad=False):
+        from torch.testing._internal.opinfo.core import SampleInput
+        yield SampleInput(torch.arange(6, dtype=dtype).reshape(2, 3).t().requires_grad_(requires_grad))
+
+
+@pytest.mark.parametrize("fail,status", [(None, runner.PASS), ("value", runner.MISMATCH),
+                                         ("raise", runner.ERROR)])
+def test_runner_detects_mismatch_and_error(fail, status):
+    result = runner.run_case(_FakeOp(fail), "float32", MAX_SAMPLES)
+    assert result["status"] == status, result
+    if status == runner.MISMATCH:
+        assert "max abs 1" in result["reason"]
