@@ -10,4 +10,4 @@ TORCH_TPU_PJRT_PLUGIN="$(python -c 'import os, xla_plugins.xla_cpu_pjrt as p; pr
 echo "== C++ unit tests (plugin: $TORCH_TPU_PJRT_PLUGIN)"
 TORCH_TPU_PJRT_PLUGIN="$TORCH_TPU_PJRT_PLUGIN" ctest --test-dir build/py --output-on-failure
 echo "== Python tests"
-python -m pytest -q tests "$@"
+python -m pytest -q --durations=15 tests "$@"
