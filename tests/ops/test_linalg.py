@@ -1,0 +1,172 @@
+"""Cholesky, triangular solves, LU factor/unpack and cross products against the CPU (LAPACK)."""
+import pytest
+import torch
+
+from harness import check, check_raises_like_cpu, make, to_tpu
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # torch.cholesky / triangular_solve deprecations
+
+SHAPES = [(4, 4), (3, 5, 5), (2, 1, 3, 3), (1, 1), (0, 0), (0, 3, 3), (2, 0, 0)]
+
+
+def spd(shape, seed=0, noncontiguous=False):
+    """A well-conditioned symmetric positive-definite batch."""
+    n = shape[-1]
+    a = make(shape, torch.float32, seed=seed, low=-1, high=1)
+    a = a @ a.mT + n * torch.eye(n)
+    if noncontiguous:
+        a = a.mT  # symmetric, so the same values in a transposed layout
+    return a
+
+
+def tri(shape, upper, seed=0, noncontiguous=False):
+    """A well-conditioned triangular batch (unit-ish diagonal plus small off-diagonal)."""
+    n = shape[-1]
+    a = make(shape, torch.float32, seed=seed, low=-0.5, high=0.5, noncontiguous=noncontiguous)
+    a = a + 2 * torch.eye(n)
+    return a.triu() if upper else a.tril()
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_ex(shape, upper):
+    a = spd(shape)
+    check(lambda t: tuple(torch.linalg.cholesky_ex(t, upper=upper)), a)
+    check(lambda t: torch.linalg.cholesky(t, upper=upper), a)
+    check(lambda t: torch.cholesky(t, upper=upper), a)
+
+
+def test_cholesky_noncontiguous_and_lower_triangle_only():
+    a = spd((3, 4, 4), noncontiguous=True)
+    check(torch.linalg.cholesky, a)
+    # Only the lower triangle is read, like LAPACK: garbage above is ignored.
+    junk = a + torch.triu(torch.full((4, 4), 100.0), 1)
+    check(torch.linalg.cholesky, junk)
+
+
+def test_cholesky_not_positive_definite():
+    a = spd((2, 4, 4))
+    a[1, 2, 2] = -100.0
+    # info is 0 for the good matrix and nonzero for the failed one, as on CPU.
+    _, info = torch.linalg.cholesky_ex(to_tpu(a))
+    info = info.cpu()
+    assert info.dtype == torch.int32 and info[0] == 0 and info[1] > 0
+    check_raises_like_cpu(torch.linalg.cholesky, to_tpu(a))
+    check_raises_like_cpu(lambda t: torch.linalg.cholesky_ex(t, check_errors=True)[0].cpu(), to_tpu(a))
+
+
+@pytest.mark.parametrize("op", [lambda t: torch.linalg.cholesky(t), lambda t: torch.cholesky_inverse(t)])
+def test_cholesky_bad_dtype(op):
+    check_raises_like_cpu(op, torch.eye(3, dtype=torch.bfloat16).to("tpu"))
+    check_raises_like_cpu(op, torch.eye(3, dtype=torch.bfloat16))
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [((4, 4), (4, 2)), ((3, 5, 5), (3, 5, 1)), ((5, 5), (2, 5, 3)),
+                                             ((2, 1, 3, 3), (4, 3, 2)), ((0, 3, 3), (0, 3, 2)),
+                                             ((3, 3), (3, 0)), ((0, 0), (0, 4))], ids=str)
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("unit", [False, True])
+def test_solve_triangular(a_shape, b_shape, upper, left, unit):
+    a = tri(a_shape, upper)
+    b = make(b_shape, torch.float32, seed=1)
+    if not left:
+        b = b.mT
+    check(lambda x, y: torch.linalg.solve_triangular(x, y, upper=upper, left=left, unitriangular=unit), a, b)
+
+
+def test_solve_triangular_noncontiguous():
+    a = tri((2, 4, 4), True, noncontiguous=True)
+    b = make((2, 4, 3), torch.float32, seed=1, noncontiguous=True)
+    check(lambda x, y: torch.linalg.solve_triangular(x, y, upper=False), a.mT, b)
+    check(lambda x, y: torch.linalg.solve_triangular(x[..., 1:, 1:], y[..., 1:, :], upper=True), a, b)
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [((4, 4), (4, 2)), ((3, 5, 5), (3, 5, 1)), ((5, 5), (2, 5, 3)),
+                                             ((0, 3, 3), (0, 3, 2))], ids=str)
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("unit", [False, True])
+def test_triangular_solve(a_shape, b_shape, upper, transpose, unit):
+    a = tri(a_shape, upper)
+    b = make(b_shape, torch.float32, seed=1)
+    check(lambda y, x: tuple(torch.triangular_solve(y, x, upper=upper, transpose=transpose, unitriangular=unit)),
+          b, a)
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [((4, 4), (4, 2)), ((3, 5, 5), (3, 5, 1)), ((5, 5), (2, 5, 3)),
+                                             ((2, 1, 3, 3), (4, 3, 2)), ((0, 3, 3), (0, 3, 2))], ids=str)
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_solve(a_shape, b_shape, upper):
+    f = torch.linalg.cholesky(spd(a_shape), upper=upper)
+    b = make(b_shape, torch.float32, seed=1, noncontiguous=True)
+    check(lambda y, x: torch.cholesky_solve(y, x, upper=upper), b, f)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_inverse(shape, upper):
+    f = torch.linalg.cholesky(spd(shape), upper=upper)
+    check(lambda x: torch.cholesky_inverse(x, upper=upper), f)
+
+
+CROSS_DTYPES = [torch.float32, torch.bfloat16, torch.int64, torch.int32]
+
+
+@pytest.mark.parametrize("dtype", CROSS_DTYPES, ids=str)
+@pytest.mark.parametrize("x_shape,y_shape,dim", [((3,), (3,), -1), ((4, 3), (4, 3), -1), ((3, 5), (3, 5), 0),
+                                                 ((2, 3, 4), (1, 3, 1), 1), ((0, 3), (0, 3), 1),
+                                                 ((5, 3), (1, 3), -1)], ids=str)
+def test_cross(dtype, x_shape, y_shape, dim):
+    x = make(x_shape, dtype)
+    y = make(y_shape, dtype, seed=1, noncontiguous=True)
+    check(lambda a, b: torch.linalg.cross(a, b, dim=dim), x, y)
+    check(lambda a, b: torch.cross(a, b, dim=dim), x, y)
+
+
+def test_cross_errors():
+    check_raises_like_cpu(torch.linalg.cross, torch.ones(4, 2).to("tpu"), torch.ones(4, 2).to("tpu"))
+    check_raises_like_cpu(lambda a, b: torch.linalg.cross(a, b, dim=3), torch.ones(3).to("tpu"),
+                          torch.ones(3).to("tpu"))
+    check_raises_like_cpu(torch.linalg.cross, torch.ones(3, dtype=torch.bool).to("tpu"),
+                          torch.ones(3, dtype=torch.bool).to("tpu"))
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5, 5), (6, 4), (4, 6), (2, 3, 1, 1), (0, 0), (2, 0, 0), (0, 3, 3)],
+                         ids=str)
+def test_lu_factor(shape):
+    a = make(shape, torch.float32, noncontiguous=True)
+    check(lambda t: tuple(torch.linalg.lu_factor_ex(t)), a)
+    check(lambda t: tuple(torch.linalg.lu_factor(t)), a)
+
+
+def test_lu_factor_singular():
+    # A zero column: LAPACK skips it, leaves it zero and reports info = its index + 1.
+    a = make((2, 4, 4), torch.float32)
+    a[1, :, 1] = 0
+    got = check(lambda t: tuple(torch.linalg.lu_factor_ex(t)), a)
+    assert got[2].tolist() == [0, 2]
+    check_raises_like_cpu(lambda t: torch.linalg.lu_factor(t)[0].cpu(), a)
+
+
+def test_lu_factor_bad_input():
+    check_raises_like_cpu(lambda t: torch.linalg.lu_factor(t, pivot=False), torch.eye(3))
+    check_raises_like_cpu(torch.linalg.lu_factor, torch.eye(3, dtype=torch.bfloat16))
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5, 5), (6, 4), (4, 6), (1, 1), (0, 0), (2, 0, 0), (0, 3, 3)], ids=str)
+@pytest.mark.parametrize("unpack", [(True, True), (True, False), (False, True)], ids=str)
+def test_lu_unpack(shape, unpack):
+    lu, piv = torch.linalg.lu_factor(make(shape, torch.float32, seed=3))
+    check(lambda x, p: tuple(torch.lu_unpack(x, p, *unpack)), lu, piv)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 5, 3), (3, 6)], ids=str)
+def test_lu(shape):
+    check(lambda t: tuple(torch.lu_unpack(*torch.linalg.lu_factor(t))),
+          make(shape, torch.float32, seed=4, noncontiguous=True))
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 5, 3), (3, 6), (0, 0), (2, 0, 3)], ids=str)
+def test_linalg_lu(shape):
+    check(lambda t: tuple(torch.linalg.lu(t)), make(shape, torch.float32, seed=5, noncontiguous=True))
