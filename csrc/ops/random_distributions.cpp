@@ -1,0 +1,82 @@
+// More random fills: cauchy_, log_normal_, geometric_. They draw their bits
+// like random.cpp (Philox from stablehlo.rng_bit_generator, seeded by the
+// generator's seed and offset operands) and transform uniforms as the CPU's
+// formulas do. The streams differ from the CPU's: tests check statistics.
+#include <cmath>
+#include <stdexcept>
+
+#include "ops/lowering_helpers.h"
+#include "ops/registry.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+// Uniform in [0, 1) from the generator argument `gen_arg`, in f32 (f64 for a
+// double result): the top mantissa bits of random words, scaled by 2^-digits.
+// (random.cpp has the same helper in its own anonymous namespace.)
+Value uniform(Builder& b, const OpCall& c, const Values& v, size_t gen_arg, const std::vector<int64_t>& dims,
+              DType out) {
+  bool wide = out == DType::F64;
+  DType word = wide ? DType::U64 : DType::U32;
+  int digits = wide ? 53 : 24;
+  const Arg& g = c.arg(gen_arg);
+  Value state = b.concatenate({b.reshape(v.at(g.operands.at(0)), {1}), b.reshape(v.at(g.operands.at(1)), {1})}, 0);
+  Value bits = b.emit("rng_bit_generator", {state}, "rng_algorithm = #stablehlo<rng_algorithm PHILOX>",
+                      {state.type, TensorType(word, dims)})[1];
+  Value top = b.binary("shift_right_logical", bits, b.splat_int(TensorType(word, dims), (wide ? 64 : 32) - digits));
+  DType acc = wide ? DType::F64 : DType::F32;
+  return b.multiply(b.convert(top, acc), b.splat_float(TensorType(acc, dims), std::ldexp(1.0, -digits)));
+}
+
+DType acc_type(DType t) { return t == DType::F64 ? DType::F64 : DType::F32; }
+
+void require_float(const TensorType& t, const char* op) {
+  if (!hlo::is_float(t.dtype)) throw std::invalid_argument(std::string(op) + " expects a floating point tensor");
+}
+
+// cauchy_(self, median=0, sigma=1, *, generator): median + sigma * tan(pi * (u - 1/2)).
+TORCH_TPU_LOWERING("cauchy_", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  require_float(out, "cauchy_");
+  TensorType at(acc_type(out.dtype), out.dims);
+  Value u = uniform(b, c, v, 3, out.dims, at.dtype);
+  Value angle = b.multiply(b.subtract(u, b.splat_float(at, 0.5)), b.splat_float(at, M_PI));
+  // sin / cos: cos(-pi/2) rounded is about -4e-8, never 0, so the result stays finite.
+  Value t = b.divide(b.unary("sine", angle), b.unary("cosine", angle));
+  Value x = b.add(b.splat_float(at, c.arg(1).d), b.multiply(t, b.splat_float(at, c.arg(2).d)));
+  return Values{b.convert(x, out.dtype)};
+});
+
+// log_normal_(self, mean=1, std=2, *, generator): exp(mean + std * z), z standard normal by Box-Muller.
+TORCH_TPU_LOWERING("log_normal_", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  require_float(out, "log_normal_");
+  TensorType at(acc_type(out.dtype), out.dims);
+  std::vector<int64_t> two = out.dims;
+  two.insert(two.begin(), 2);
+  Value u = uniform(b, c, v, 3, two, at.dtype);
+  std::vector<int64_t> zeros(two.size(), 0), ones(two.size(), 1), lim1 = two, start2 = zeros;
+  lim1[0] = 1;
+  start2[0] = 1;
+  Value u1 = b.reshape(b.slice(u, zeros, lim1, ones), out.dims);
+  Value u2 = b.reshape(b.slice(u, start2, two, ones), out.dims);
+  Value r = b.unary("sqrt", b.multiply(b.splat_float(at, -2.0), b.unary("log", b.subtract(b.splat_float(at, 1.0), u1))));
+  Value z = b.multiply(r, b.unary("cosine", b.multiply(u2, b.splat_float(at, 2.0 * M_PI))));
+  Value x = b.add(b.splat_float(at, c.arg(1).d), b.multiply(z, b.splat_float(at, c.arg(2).d)));
+  return Values{b.convert(b.unary("exponential", x), out.dtype)};
+});
+
+// geometric_(self, p, *, generator): ceil(log(1 - u) / log(1 - p)), at least 1
+// (trials up to the first success); integer results too.
+TORCH_TPU_LOWERING("geometric_", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  DType acc = out.dtype == DType::F64 ? DType::F64 : DType::F32;
+  TensorType at(acc, out.dims);
+  Value u = uniform(b, c, v, 2, out.dims, acc);
+  Value num = b.unary("log", b.subtract(b.splat_float(at, 1.0), u));
+  Value k = b.unary("ceil", b.divide(num, b.splat_float(at, std::log1p(-c.arg(1).d))));
+  return Values{b.convert(b.maximum(k, b.splat_float(at, 1.0)), out.dtype)};
+});
+
+}  // namespace
+}  // namespace torch_tpu::ops
