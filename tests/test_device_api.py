@@ -136,3 +136,26 @@ def test_fallback_is_visible_and_can_be_an_error(monkeypatch):
     monkeypatch.setenv("TORCH_TPU_FALLBACK", "error")
     with pytest.raises(NotImplementedError, match="aten::erfinv.out has no tpu lowering"):
         torch.special.erfinv(x)
+
+
+def test_autocast_context_on_tpu():
+    # Gradient checkpointing and AMP build torch.autocast(device_type="tpu").
+    assert torch.tpu.get_amp_supported_dtype() == [torch.bfloat16, torch.float16]
+    x = torch.ones(2, 2, device="tpu")
+    with torch.autocast(device_type="tpu", dtype=torch.bfloat16, enabled=False):
+        assert (x @ x).dtype == torch.float32
+
+
+def test_gradient_checkpointing_on_tpu():
+    lin = torch.nn.Linear(4, 4)
+    x = torch.randn(3, 4)
+    expect = torch.utils.checkpoint.checkpoint(lin, x.requires_grad_(), use_reentrant=False).sum()
+    expect.backward()
+    lin_t = torch.nn.Linear(4, 4).to("tpu")
+    lin_t.load_state_dict(lin.state_dict())
+    xt = x.detach().to("tpu").requires_grad_()
+    got = torch.utils.checkpoint.checkpoint(lin_t, xt, use_reentrant=False).sum()
+    got.backward()
+    torch.testing.assert_close(got.cpu(), expect.detach())
+    torch.testing.assert_close(xt.grad.cpu(), x.grad)
+    torch.testing.assert_close(lin_t.weight.grad.cpu(), lin.weight.grad)

@@ -122,6 +122,12 @@ def empty_cache() -> None:
 
 # --- random numbers ----------------------------------------------------------
 
+def get_amp_supported_dtype():
+    """Dtypes torch.autocast(device_type="tpu") may cast to (gradient
+    checkpointing and AMP ask the device module)."""
+    return [torch.bfloat16, torch.float16]
+
+
 def _generator(device=None) -> torch.Generator:
     return _C._default_generator(_index(device))
 
