@@ -26,14 +26,16 @@ bool fallback_is_error() {
 
 void run_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   std::string name = op_name(op.schema());
-  TORCH_CHECK_NOT_IMPLEMENTED(!fallback_is_error(), "torch_tpu: aten::", name,
+  // op_name drops the aten namespace (the metrics key); messages name it in full.
+  std::string full = name.find("::") == std::string::npos ? "aten::" + name : name;
+  TORCH_CHECK_NOT_IMPLEMENTED(!fallback_is_error(), "torch_tpu: ", full,
                               " has no tpu lowering, and TORCH_TPU_FALLBACK=error forbids running it on the CPU");
   {
     static std::mutex mu;
     static std::set<std::string> warned;
     std::lock_guard<std::mutex> lock(mu);
     if (warned.insert(name).second)
-      TORCH_WARN("torch_tpu: aten::", name,
+      TORCH_WARN("torch_tpu: ", full,
                  " has no tpu lowering and runs on the CPU (copies in and out); "
                  "see torch_tpu.metrics()['fallbacks_by_op']. Set TORCH_TPU_FALLBACK=error to make this an error.");
   }
