@@ -12,6 +12,7 @@
 #include "eager/dtype_map.h"
 #include "eager/executor.h"
 #include "eager/metrics.h"
+#include "eager/program_cache.h"
 #include "ops/view_lowering.h"
 #include "pjrt/executable.h"
 
@@ -123,16 +124,10 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
 // Storage growth: the first `count` bytes of `src` into a fresh `dst`.
 void copy_storage_bytes(StorageSlot& dst, StorageSlot& src, size_t count) {
   if (count == 0) return;
-  static std::mutex mu;
-  static std::unordered_map<std::string, std::shared_ptr<pjrt::Executable>> programs;
+  static auto* programs = new ProgramCache<pjrt::Executable>();
   hlo::TensorType out(hlo::DType::U8, {static_cast<int64_t>(dst.nbytes)});
   std::string key = src.layout.str() + "|" + std::to_string(count) + "|" + out.str();
-  std::shared_ptr<pjrt::Executable> exe;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = programs.find(key);
-    if (it != programs.end()) exe = it->second;
-  }
+  std::shared_ptr<pjrt::Executable> exe = programs->find(key);
   if (!exe) {
     hlo::Builder b;
     hlo::Value base = b.parameter(src.layout);
@@ -142,8 +137,7 @@ void copy_storage_bytes(StorageSlot& dst, StorageSlot& src, size_t count) {
     hlo::Value full = b.pad(head, b.constant_int(hlo::DType::U8, 0), {0}, {out.dims[0] - head.type.dims[0]}, {0});
     exe = pjrt::Executable::compile(device::runtime().client, b.finish({full}), pjrt::CompileSettings{});
     count_compile("resize_", 0);
-    std::lock_guard<std::mutex> lock(mu);
-    programs.emplace(key, exe);
+    count_evictions(programs->insert(key, exe));
   }
   if (!src.buffer) src.buffer = device::zeros_buffer(src.layout, src.device_index);
   auto r = exe->execute({src.buffer.get()}, device::pjrt_device(dst.device_index));

@@ -15,6 +15,7 @@
 #include "device/storage_slot.h"
 #include "eager/dtype_map.h"
 #include "eager/metrics.h"
+#include "eager/program_cache.h"
 #include "ops/lowering_error.h"
 #include "ops/runtime_check.h"
 #include "ops/view_lowering.h"
@@ -55,9 +56,8 @@ struct Plan {
   std::vector<ops::RuntimeCheck> checks;  // extra outputs after the fresh ones
 };
 
-std::mutex cache_mutex;
-std::unordered_map<std::string, std::shared_ptr<Plan>>& cache() {
-  static auto* c = new std::unordered_map<std::string, std::shared_ptr<Plan>>();
+ProgramCache<Plan>& cache() {
+  static auto* c = new ProgramCache<Plan>();
   return *c;
 }
 
@@ -296,19 +296,13 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   for (const RuntimeScalar& s : inv.scalars) append(key, static_cast<int64_t>(s.dtype));
   append(key, static_cast<int64_t>(inv.generators.size()));
 
-  std::shared_ptr<Plan> plan;
-  {
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    auto it = cache().find(key);
-    if (it != cache().end()) plan = it->second;
-  }
+  std::shared_ptr<Plan> plan = cache().find(key);
   if (compiled) *compiled = !plan;
   if (plan) {
     count_cache_hit();
   } else {
     plan = build_plan(inv, facts, groups);
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    cache().emplace(key, plan);
+    count_evictions(cache().insert(key, plan));
   }
 
   // Arguments: bases, offsets, scalars. Keep the temporaries alive until Execute returns.

@@ -34,6 +34,12 @@ void count_cache_hit() {
   m().cache_hits += 1;
 }
 
+void count_evictions(int64_t n) {
+  if (n == 0) return;
+  std::lock_guard<std::mutex> lock(mu);
+  m().cache_evictions += n;
+}
+
 void count_execution() {
   std::lock_guard<std::mutex> lock(mu);
   m().executions += 1;

@@ -75,6 +75,7 @@ py::dict metrics() {
   py::dict d;
   d["compiles"] = m.compiles;
   d["cache_hits"] = m.cache_hits;
+  d["cache_evictions"] = m.cache_evictions;
   d["executions"] = m.executions;
   d["compile_seconds"] = m.compile_seconds;
   d["host_to_device_bytes"] = m.host_to_device_bytes;
