@@ -14,7 +14,7 @@ if [ ! -x "$DEV/venv/bin/python" ]; then
   python3 -m venv "$DEV/venv"
   "$DEV/venv/bin/python" -m pip install -q torch==2.13.0
   "$DEV/venv/bin/python" -m pip install -q "xla-cpu-pjrt==0.0.1" "scikit-build-core>=0.10" ninja cmake numpy pytest expecttest \
-    "transformers==5.23.0" "accelerate==1.15.0"
+    "transformers==5.23.0" "accelerate==1.15.0" "diffusers==0.42.1"
   "$DEV/venv/bin/python" -m pip install -q --no-build-isolation -e . -Cbuild-dir="$DEV/build" \
     -Ccmake.define.TORCH_TPU_BUILD_TESTS=ON
 else
