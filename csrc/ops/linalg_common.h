@@ -1,11 +1,14 @@
 // Small helpers shared by the linalg rule files (matrices are the last two dims).
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "hlo/dtype.h"
 #include "ops/lowering_helpers.h"
+#include "ops/registry.h"
 
 namespace torch_tpu::ops::linalg {
 
@@ -61,6 +64,54 @@ inline Value cholesky_lower(Builder& b, const Value& a) {
   TensorType it(DType::I64, a.type.dims);
   Value row = b.iota(it, r - 2), col = b.iota(it, r - 1);
   return b.select(b.compare(row, col, "GE"), l, b.splat_float(a.type, 0.0));
+}
+
+}  // namespace torch_tpu::ops::linalg
+
+namespace torch_tpu::ops::linalg {
+
+// Packed LU (LAPACK getrf layout), 1-based i32 pivots and i32 info of `a`,
+// from the linalg_lu_factor_ex rule (linalg_lu.cpp), called through the registry
+// so the factorization has one implementation.
+struct PackedLU {
+  Value lu, pivots, info;
+};
+
+inline PackedLU lu_factor_packed(Builder& b, const Value& a) {
+  const LoweringRule* rule = find_lowering("linalg_lu_factor_ex");
+  if (!rule) throw std::invalid_argument("linalg: the LU factorization rule is not registered");
+  OpCall c;
+  c.op = "linalg_lu_factor_ex";
+  Arg t;
+  t.kind = Arg::Kind::Tensor;
+  t.operands = {0};
+  Arg pivot, check;
+  pivot.kind = check.kind = Arg::Kind::Bool;
+  pivot.b = true;
+  c.args = {t, pivot, check};
+  c.operands = {a.type};
+  std::vector<int64_t> batch = batch_of(a.type), pd = batch;
+  int64_t r = a.type.rank();
+  pd.push_back(std::min(a.type.dims[r - 2], a.type.dims[r - 1]));
+  c.outputs = {a.type, TensorType(DType::I32, pd), TensorType(DType::I32, batch)};
+  Values out = (*rule)(b, c, {a});
+  return {out[0], out[1], out[2]};
+}
+
+}  // namespace torch_tpu::ops::linalg
+
+namespace torch_tpu::ops::linalg {
+
+// (eigenvectors, eigenvalues ascending) of the symmetric `a` (batch, n, n), n > 0,
+// reading only its lower (or upper) triangle: the XLA custom call "Eigh", which
+// XLA's EighExpander rewrites into a Jacobi eigensolver in plain HLO on every
+// backend. Backend config: "lower,sort,max_iter,tol".
+inline std::pair<Value, Value> eigh(Builder& b, const Value& a, bool lower) {
+  std::vector<int64_t> wd = batch_of(a.type);
+  wd.push_back(a.type.dims.back());
+  std::string attr = std::string("call_target_name = \"Eigh\", backend_config = \"") + (lower ? "1" : "0") + ",1,100,1e-6\"";
+  Values out = b.emit("custom_call", {a}, attr, {a.type, TensorType(a.type.dtype, wd)});
+  return {out[0], out[1]};
 }
 
 }  // namespace torch_tpu::ops::linalg

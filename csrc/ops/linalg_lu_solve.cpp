@@ -1,0 +1,101 @@
+// Solves from a packed LU with pivots (linalg_lu_solve) and the inverse built on
+// them (linalg_inv_ex = solve with the identity, as the CPU does). A = P L U:
+// A X = B is X = U^-1 L^-1 P^T B; A^T X = B is X = P L^-T U^-T B; the right-side
+// forms are the left ones on transposes (real dtypes only, so ^H = ^T).
+#include "ops/linalg_common.h"
+#include "ops/registry.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+using namespace linalg;
+
+// The row permutation of 1-based LAPACK pivots (batch, k) over m rows, as
+// (batch, m) i64 with (P^T B)[i] = B[perm[i]]: swaps j <-> piv[j] - 1 applied in order.
+Value permutation(Builder& b, const Value& piv, int64_t m) {
+  int64_t pr = piv.type.rank(), k = piv.type.dims[pr - 1];
+  std::vector<int64_t> batch(piv.type.dims.begin(), piv.type.dims.end() - 1), vd = batch, bmap;
+  vd.push_back(m);
+  for (int64_t i = 0; i < pr - 1; ++i) bmap.push_back(i);
+  TensorType vt(DType::I64, vd);
+  Value idx = b.iota(vt, pr - 1), perm = idx, p64 = b.convert(piv, DType::I64);
+  auto pick = [&](const Value& sel) {  // (batch): perm where sel (one position)
+    return b.reduce({b.select(sel, perm, b.splat_int(vt, 0))}, {b.constant_int(DType::I64, 0)}, {pr - 1},
+                    [](Builder& rb, const Values& a) { return Values{rb.add(a[0], a[1])}; })[0];
+  };
+  for (int64_t j = 0; j < k; ++j) {
+    std::vector<int64_t> start(pr, 0), limit = p64.type.dims, strides(pr, 1);
+    start[pr - 1] = j;
+    limit[pr - 1] = j + 1;
+    Value pj = b.subtract(b.reshape(b.slice(p64, start, limit, strides), batch), b.splat_int(TensorType(DType::I64, batch), 1));
+    Value at_j = b.compare(idx, b.splat_int(vt, j), "EQ");
+    Value at_p = b.compare(idx, b.broadcast_in_dim(pj, vd, bmap), "EQ");
+    Value vj = b.broadcast_in_dim(pick(at_j), vd, bmap), vp = b.broadcast_in_dim(pick(at_p), vd, bmap);
+    perm = b.select(at_j, vp, b.select(at_p, vj, perm));
+  }
+  return perm;
+}
+
+// P^T x (forward) or P x (!forward) for x (batch, m, n): a one-hot select and
+// sum, exact (no 0 * inf products, unlike a one-hot matmul).
+Value permute_rows(Builder& b, const Value& x, const Value& perm, bool forward) {
+  int64_t r = x.type.rank(), m = x.type.dims[r - 2];
+  std::vector<int64_t> d4 = x.type.dims;  // (batch, i, a, n)
+  d4.insert(d4.end() - 1, m);
+  std::vector<int64_t> pmap, xmap;
+  for (int64_t i = 0; i < r - 2; ++i) pmap.push_back(i), xmap.push_back(i);
+  // forward: y[i] = sum_a (perm[i] == a) x[a]; else y[a] = sum_i (perm[i] == a) x[i].
+  pmap.push_back(forward ? r - 2 : r - 1);
+  xmap.push_back(r - 1);
+  xmap.push_back(r);
+  TensorType it(DType::I64, d4);
+  Value hit = b.compare(b.broadcast_in_dim(perm, d4, pmap), b.iota(it, forward ? r - 1 : r - 2), "EQ");
+  Value terms = b.select(hit, b.broadcast_in_dim(x, d4, xmap), b.splat_float(TensorType(x.type.dtype, d4), 0.0));
+  return b.reduce({terms}, {b.constant_float(x.type.dtype, 0.0)}, {r - 1},
+                  [](Builder& rb, const Values& a) { return Values{rb.add(a[0], a[1])}; })[0];
+}
+
+// A X = B (or A^T X = B when `transposed`) with A = P L U packed in `lu`.
+// lu, piv and rhs share batch dims; rhs is (batch, m, n) with m, n > 0.
+Value solve_left(Builder& b, const Value& lu, const Value& piv, const Value& rhs, bool transposed) {
+  Value perm = permutation(b, piv, lu.type.dims[lu.type.rank() - 1]);
+  if (!transposed) {
+    Value y = permute_rows(b, rhs, perm, true);
+    y = triangular_solve(b, lu, y, true, true, true, false);
+    return triangular_solve(b, lu, y, true, false, false, false);
+  }
+  Value y = triangular_solve(b, lu, rhs, true, false, false, true);
+  y = triangular_solve(b, lu, y, true, true, true, true);
+  return permute_rows(b, y, perm, false);
+}
+
+TORCH_TPU_LOWERING("linalg_lu_solve", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  require_float32_or_64(c, out.dtype);
+  bool left = c.arg(3).b, adjoint = c.arg(4).b;
+  if (numel(out) == 0) return Values{b.splat_float(out, 0.0)};
+  std::vector<int64_t> batch = batch_of(out);
+  Value lu = broadcast_batch(b, b.convert(operand(c, v, 0), out.dtype), batch);
+  std::vector<int64_t> pd = batch;
+  pd.push_back(operand(c, v, 1).type.dims.back());
+  Value piv = b.broadcast_to(operand(c, v, 1), pd);
+  Value rhs = broadcast_batch(b, b.convert(operand(c, v, 2), out.dtype), batch);
+  if (left) return Values{solve_left(b, lu, piv, rhs, adjoint)};
+  return Values{mT(b, solve_left(b, lu, piv, mT(b, rhs), !adjoint))};
+});
+
+// info comes from the factorization (> 0: U is singular, as LAPACK's getrf).
+TORCH_TPU_LOWERING("linalg_inv_ex", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  require_float32_or_64(c, out.dtype);
+  Value a = operand(c, v, 0);
+  if (numel(out) == 0) return Values{b.splat_float(out, 0.0), b.splat_int(c.outputs[1], 0)};
+  PackedLU f = lu_factor_packed(b, a);
+  int64_t r = out.rank();
+  TensorType it(DType::I64, out.dims);
+  Value eye = b.select(b.compare(b.iota(it, r - 2), b.iota(it, r - 1), "EQ"), b.splat_float(out, 1.0), b.splat_float(out, 0.0));
+  return Values{solve_left(b, f.lu, f.pivots, eye, false), f.info};
+});
+
+}  // namespace
+}  // namespace torch_tpu::ops

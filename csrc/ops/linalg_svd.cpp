@@ -1,0 +1,73 @@
+// SVD (_linalg_svd) from the symmetric eigendecomposition of the augmented
+// matrix H = [[0, A], [A^T, 0]] (linalg::eigh, XLA's Jacobi "Eigh"): its
+// eigenvalues are +-sigma_i plus |m - n| zeros, and the eigenvector of +sigma_i
+// is [u_i; v_i] / sqrt(2). Unlike eigh of A^T A this does not square the
+// condition number, so singular values are accurate to eps * |A| and small
+// ones keep their relative accuracy as LAPACK's do. The |m - n| zero-eigenvalue
+// vectors are [w; 0] (or [0; z]) and complete U (or V) for full_matrices.
+// Singular vectors are unique only up to sign (and, for repeated or zero
+// singular values, up to rotation), as PyTorch documents.
+#include <cmath>
+
+#include "ops/linalg_common.h"
+#include "ops/registry.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+using namespace linalg;
+
+// x[..., r0:r1, c0:c1].
+Value block(Builder& b, const Value& x, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+  int64_t r = x.type.rank();
+  std::vector<int64_t> start(r, 0), limit = x.type.dims, strides(r, 1);
+  start[r - 2] = r0, limit[r - 2] = r1, start[r - 1] = c0, limit[r - 1] = c1;
+  return b.slice(x, start, limit, strides);
+}
+
+Value reverse(Builder& b, const Value& x, int64_t dim) {
+  return b.emit1("reverse", {x}, "dimensions = array<i64: " + std::to_string(dim) + ">", x.type);
+}
+
+Value identity(Builder& b, const TensorType& t) {
+  int64_t r = t.rank();
+  TensorType it(DType::I64, t.dims);
+  return b.select(b.compare(b.iota(it, r - 2), b.iota(it, r - 1), "EQ"), b.splat_float(t, 1.0), b.splat_float(t, 0.0));
+}
+
+TORCH_TPU_LOWERING("_linalg_svd", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType &ut = c.outputs[0], &st = c.outputs[1], &vht = c.outputs[2];
+  require_float32_or_64(c, st.dtype);
+  bool full = c.arg(1).b, compute_uv = c.arg(2).b;
+  Value a = operand(c, v, 0);
+  int64_t r = a.type.rank(), m = a.type.dims[r - 2], n = a.type.dims[r - 1], k = std::min(m, n), N = m + n;
+  auto square_or_zero = [&](const TensorType& t) {
+    return numel(t) > 0 && t.rank() >= 2 && t.dims[t.rank() - 1] == t.dims[t.rank() - 2] ? identity(b, t) : b.splat_float(t, 0.0);
+  };
+  if (numel(a.type) == 0) return Values{square_or_zero(ut), b.splat_float(st, 0.0), square_or_zero(vht)};
+  DType f = a.type.dtype;
+  std::vector<int64_t> batch = batch_of(a.type);
+  auto zeros = [&](int64_t rows, int64_t cols) {
+    std::vector<int64_t> d = batch;
+    d.push_back(rows), d.push_back(cols);
+    return b.splat_float(TensorType(f, d), 0.0);
+  };
+  Value top = b.concatenate({zeros(m, m), a}, r - 1);
+  Value bottom = b.concatenate({mT(b, a), zeros(n, n)}, r - 1);
+  auto [z, w] = eigh(b, b.concatenate({top, bottom}, r - 2), true);
+  // The k largest eigenvalues, descending; clamp the rounding of a zero sigma at 0.
+  std::vector<int64_t> ws(r - 1, 0), wl = w.type.dims, wst(r - 1, 1);
+  ws[r - 2] = N - k;
+  Value s = reverse(b, b.slice(w, ws, wl, wst), r - 2);
+  s = b.maximum(s, b.splat_float(s.type, 0.0));
+  if (!compute_uv) return Values{b.splat_float(ut, 0.0), s, b.splat_float(vht, 0.0)};
+  Value root2 = b.splat_float(TensorType(f, [&] { auto d = batch; d.push_back(N); d.push_back(k); return d; }()), std::sqrt(2.0));
+  Value pairs = b.multiply(reverse(b, block(b, z, 0, N, N - k, N), r - 1), root2);
+  Value u = block(b, pairs, 0, m, 0, k), vv = block(b, pairs, m, N, 0, k);
+  if (full && m > n) u = b.concatenate({u, block(b, z, 0, m, k, N - k)}, r - 1);
+  if (full && n > m) vv = b.concatenate({vv, block(b, z, m, N, k, N - k)}, r - 1);
+  return Values{u, s, mT(b, vv)};
+});
+
+}  // namespace
+}  // namespace torch_tpu::ops

@@ -1,0 +1,117 @@
+"""linalg_lu_solve and linalg_inv_ex (from the LU rule) against the CPU (LAPACK), forward and backward."""
+import pytest
+import torch
+
+from harness import check, check_raises_like_cpu, make, to_cpu, to_tpu
+
+
+def well_conditioned(shape, seed=0, noncontiguous=False):
+    """A general (non-symmetric) batch with a dominant diagonal, so pivoting still happens but solves are stable."""
+    n = shape[-1]
+    a = make(shape, torch.float32, seed=seed, low=-1, high=1, noncontiguous=noncontiguous)
+    return a + n * torch.eye(n) * torch.sign(make(shape[:-1], torch.float32, seed=seed + 7, low=-1, high=1)).unsqueeze(-1)
+
+
+def pivoted(shape, seed=0):
+    """A well-conditioned batch with its rows reversed, so partial pivoting swaps rows."""
+    return well_conditioned(shape, seed).flip(-2).contiguous()
+
+
+SQUARE = [(4, 4), (3, 5, 5), (2, 1, 3, 3), (1, 1), (0, 0), (0, 3, 3), (2, 0, 0)]
+
+
+@pytest.mark.parametrize("shape", SQUARE, ids=str)
+@pytest.mark.parametrize("build", [well_conditioned, pivoted], ids=["diag", "pivoted"])
+def test_inv(shape, build):
+    a = build(shape)
+    check(torch.linalg.inv, a)
+    check(lambda t: tuple(torch.linalg.inv_ex(t)), a)
+    check(torch.inverse, a)
+
+
+def test_inv_noncontiguous_and_view():
+    a = well_conditioned((3, 4, 4), noncontiguous=True)
+    check(torch.linalg.inv, a)
+    big = well_conditioned((6, 6), seed=2)
+    check(lambda t: torch.linalg.inv(t[1:5, 1:5].mT), big)
+
+
+def test_inv_backward():
+    a = well_conditioned((2, 4, 4)).requires_grad_()
+    ta = to_tpu(a.detach()).requires_grad_()
+    g = make((2, 4, 4), torch.float32, seed=3)
+    torch.linalg.inv(a).backward(g)
+    torch.linalg.inv(ta).backward(to_tpu(g))
+    torch.testing.assert_close(to_cpu(ta.grad), a.grad)
+
+
+def test_inv_singular():
+    a = well_conditioned((3, 4, 4))
+    a[1, :, 2] = 0.0  # column 2 zero: getrf reports info = 3 for that matrix
+    inv, info = torch.linalg.inv_ex(to_tpu(a))
+    _, cpu_info = torch.linalg.inv_ex(a)
+    assert info.dtype == torch.int32
+    assert torch.equal(info.cpu(), cpu_info)
+    assert cpu_info[1] > 0 and cpu_info[0] == 0
+    torch.testing.assert_close(inv.cpu()[0], torch.linalg.inv(a[0]))
+    check_raises_like_cpu(lambda t: torch.linalg.inv(t).cpu(), to_tpu(a))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.int64])
+def test_inv_bad_dtype(dtype):
+    a = torch.eye(3, dtype=dtype)
+    check_raises_like_cpu(torch.linalg.inv, a.to("tpu"))
+    check_raises_like_cpu(torch.linalg.inv, a)
+
+
+def test_inv_not_square():
+    check_raises_like_cpu(torch.linalg.inv, torch.ones(3, 4, device="tpu"))
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [((4, 4), (4, 2)), ((3, 5, 5), (3, 5, 1)), ((5, 5), (2, 5, 3)),
+                                             ((2, 1, 3, 3), (4, 3, 2)), ((1, 1), (1, 3)), ((0, 3, 3), (0, 3, 2)),
+                                             ((3, 3), (3, 0)), ((0, 0), (0, 4))], ids=str)
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("adjoint", [False, True])
+def test_lu_solve(a_shape, b_shape, left, adjoint):
+    a = pivoted(a_shape)
+    lu, piv = torch.linalg.lu_factor(a)
+    b = make(b_shape, torch.float32, seed=1)
+    if not left:
+        b = b.mT
+    check(lambda x, p, y: torch.linalg.lu_solve(x, p, y, left=left, adjoint=adjoint), lu, piv, b)
+
+
+def test_lu_solve_noncontiguous():
+    lu, piv = torch.linalg.lu_factor(pivoted((2, 4, 4)))
+    b = make((2, 4, 3), torch.float32, seed=1, noncontiguous=True)
+    check(lambda x, p, y: torch.linalg.lu_solve(x, p, y), lu.mT.contiguous().mT, piv, b)
+    check(lambda x, p, y: torch.linalg.lu_solve(x, p, y[..., 1:, :]), lu[..., 1:, 1:].contiguous(),
+          torch.linalg.lu_factor(pivoted((2, 3, 3)))[1], b)
+
+
+def test_lu_solve_legacy():
+    a = pivoted((3, 4, 4))
+    lu, piv = torch.linalg.lu_factor(a)
+    b = make((3, 4, 2), torch.float32, seed=1)
+    check(lambda y, x, p: torch.lu_solve(y, x, p), b, lu, piv)
+
+
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("adjoint", [False, True])
+def test_lu_solve_backward(left, adjoint):
+    a = pivoted((2, 4, 4))
+    lu0, piv = torch.linalg.lu_factor(a)
+    b0 = make((2, 4, 3) if left else (2, 3, 4), torch.float32, seed=1)
+    g = make(b0.shape, torch.float32, seed=2)
+    lu, b = lu0.clone().requires_grad_(), b0.clone().requires_grad_()
+    tlu, tb = to_tpu(lu0).requires_grad_(), to_tpu(b0).requires_grad_()
+    torch.linalg.lu_solve(lu, piv, b, left=left, adjoint=adjoint).backward(g)
+    torch.linalg.lu_solve(tlu, to_tpu(piv), tb, left=left, adjoint=adjoint).backward(to_tpu(g))
+    torch.testing.assert_close(to_cpu(tb.grad), b.grad)
+    torch.testing.assert_close(to_cpu(tlu.grad), lu.grad)
+
+
+def test_lu_solve_bad_shapes():
+    lu, piv = torch.linalg.lu_factor(pivoted((3, 3)))
+    check_raises_like_cpu(torch.linalg.lu_solve, to_tpu(lu), to_tpu(piv), torch.ones(4, 2, device="tpu"))
