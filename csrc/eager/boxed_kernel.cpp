@@ -193,6 +193,9 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
   std::vector<at::Tensor> fresh;
   try {
     fresh = execute(p.inv);
+  } catch (const FallbackRequired&) {
+    run_cpu_fallback(handle, stack);
+    return;
   } catch (const c10::NotImplementedError&) {
     if (!data_dependent) throw;
     run_cpu_fallback(handle, stack);  // visible: warned, counted, or an error under TORCH_TPU_FALLBACK=error

@@ -1,7 +1,10 @@
 // Copies between host and device and between tpu tensors (DESIGN.md §3):
 // whole-storage transfers move the buffer as is; anything else goes through
 // a program that reads or writes the view.
+#include <ATen/ops/_neg_view.h>
+#include <ATen/ops/conj_physical.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/neg.h>
 #include <torch/library.h>
 
 #include <mutex>
@@ -90,6 +93,15 @@ at::Tensor download(const at::Tensor& src) {
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   (void)non_blocking;  // device work is asynchronous anyway; host reads always wait
   if (dst.numel() == 0) return dst;
+  // PyTorch routes tpu copies here before it resolves lazy conjugate and
+  // negative views, so this does: the source is materialized, and a
+  // conjugate/negative destination view receives the transformed values.
+  if (dst.is_conj()) return copy_from(self.conj(), dst.conj(), non_blocking);
+  if (dst.is_neg()) return copy_from(self._neg_view(), dst._neg_view(), non_blocking);
+  if (self.is_conj()) return copy_from(at::conj_physical(self.conj()), dst, non_blocking);
+  if (self.is_neg()) return copy_from(at::neg(self._neg_view()), dst, non_blocking);
+  if (self.is_complex() && !dst.is_complex())
+    TORCH_WARN_ONCE("Casting complex values to real discards the imaginary part");  // as the CPU's copy_
   if (is_tpu(dst) && !is_tpu(self)) {
     at::Tensor src = self.to(dst.scalar_type()).expand(dst.sizes()).contiguous();
     int index = dst.device().index();
@@ -148,6 +160,12 @@ void copy_storage_bytes(StorageSlot& dst, StorageSlot& src, size_t count) {
 struct RegisterCopyBytes {
   RegisterCopyBytes() { device::set_copy_storage_bytes(&copy_storage_bytes); }
 } register_copy_bytes;
+
+// _copy_from must see conjugate/negative views as they are (copy_from
+// resolves them): through the Conjugate/Negative fallbacks, which clone their
+// input with copy_, it would recurse without end.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) { m.impl("_copy_from", torch::CppFunction::makeFallthrough()); }
+TORCH_LIBRARY_IMPL(aten, Negative, m) { m.impl("_copy_from", torch::CppFunction::makeFallthrough()); }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", copy_from);

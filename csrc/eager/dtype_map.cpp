@@ -21,6 +21,8 @@ hlo::DType to_hlo(c10::ScalarType t, const char* op) {
     case S::BFloat16: return D::BF16;
     case S::Float: return D::F32;
     case S::Double: return D::F64;
+    case S::ComplexFloat: return D::C64;
+    case S::ComplexDouble: return D::C128;
     default: break;
   }
   TORCH_CHECK_TYPE(false, op, ": dtype ", t, " is not supported on the tpu device");

@@ -150,6 +150,8 @@ std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<Tensor
   ops::take_runtime_checks();  // drop leftovers of a rule that threw earlier
   try {
     results = inv.lower(b, views, scalars);
+  } catch (const ops::NoComplexRule& e) {
+    throw FallbackRequired(inv.op + ": " + e.what());
   } catch (const ops::NotImplemented& e) {  // not implemented on the CPU either
     TORCH_CHECK_NOT_IMPLEMENTED(false, inv.op, ": ", e.what());
   } catch (const std::invalid_argument& e) {  // from hlo/ops: bad input shapes, unsupported cases
@@ -228,13 +230,15 @@ RuntimeScalar runtime_scalar_as(const c10::Scalar& s, hlo::DType dtype) {
     case hlo::DType::F64: put(s.toDouble()); break;
     case hlo::DType::F32: put(s.toFloat()); break;
     case hlo::DType::I32: put(s.toInt()); break;
+    case hlo::DType::C128: put(s.toComplexDouble()); break;
     default: TORCH_CHECK(false, "torch_tpu: runtime scalars of ", hlo::dtype_name(dtype), " are not supported");
   }
   return r;
 }
 
 RuntimeScalar runtime_scalar(const c10::Scalar& s, const char* op) {
-  TORCH_CHECK(!s.isComplex(), op, ": complex scalars are not supported on the tpu device");
+  (void)op;
+  if (s.isComplex()) return runtime_scalar_as(s, hlo::DType::C128);
   if (s.isBoolean()) return runtime_scalar_as(s, hlo::DType::Pred);
   if (s.isIntegral(false)) return runtime_scalar_as(s, hlo::DType::I64);
   return runtime_scalar_as(s, hlo::DType::F64);

@@ -1,6 +1,7 @@
 // The op executor: tpu tensors -> view geometry -> cache key -> executable
 // (built by a lowering on a miss) -> execute -> outputs written back.
 #pragma once
+#include <stdexcept>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/Generator.h>
 #include <c10/core/Scalar.h>
@@ -18,7 +19,7 @@ namespace torch_tpu::eager {
 // becomes a compile-time constant (DESIGN.md: cache keys are static facts only).
 struct RuntimeScalar {
   hlo::DType dtype;
-  std::array<uint8_t, 8> bytes{};
+  std::array<uint8_t, 16> bytes{};  // the widest scalar: complex<double>
 };
 RuntimeScalar runtime_scalar(const c10::Scalar& s, const char* op);
 RuntimeScalar runtime_scalar_as(const c10::Scalar& s, hlo::DType dtype);
@@ -34,6 +35,12 @@ struct FreshOutput {
 // then one per fresh output. `tensors` are the inputs' views, dense.
 using LowerFn = std::function<std::vector<hlo::Value>(
     hlo::Builder&, const std::vector<hlo::Value>& tensors, const std::vector<hlo::Value>& scalars)>;
+
+// The lowering cannot take these inputs (complex values in a rule that does
+// not declare them); the op's kernel runs it on the CPU instead, visibly.
+struct FallbackRequired : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 struct Invocation {
   std::string op;            // named in errors, counted in metrics, part of the key

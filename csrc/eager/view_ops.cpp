@@ -5,6 +5,8 @@
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_cpu_dispatch.h>
 #include <ATen/ops/set_cpu_dispatch.h>
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
 #include <ATen/ops/view_native.h>
 #include <c10/core/StorageImpl.h>
 #include <torch/library.h>
@@ -56,6 +58,10 @@ const at::Tensor& resize(const at::Tensor& self, c10::IntArrayRef size,
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("as_strided", as_strided);
   m.impl("view", TORCH_FN(at::native::view));
+  // Complex storages read as (real, imag) pairs: the view lowering handles
+  // the reinterpretation.
+  m.impl("view_as_real", TORCH_FN(at::native::view_as_real));
+  m.impl("view_as_complex", TORCH_FN(at::native::view_as_complex));
   m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
   m.impl("set_.source_Storage", set_storage);
   m.impl("set_.source_Storage_storage_offset", set_storage_offset);

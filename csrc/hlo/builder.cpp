@@ -119,9 +119,12 @@ std::vector<Value> Builder::emit(
 }
 
 Value Builder::constant_float(DType dtype, double v) {
+  if (is_complex(dtype)) {
+    DType part = complex_component(dtype);
+    return complex(constant_float(part, v), constant_float(part, 0));
+  }
   if (!is_float(dtype)) {
     if (dtype == DType::Pred) return constant_bool(v != 0);
-    require(!is_complex(dtype), "complex constants are not supported");
     return constant_int(dtype, static_cast<int64_t>(v));
   }
   if (dtype == DType::F16 || dtype == DType::BF16) return convert(constant_float(DType::F32, v), dtype);
@@ -132,7 +135,7 @@ Value Builder::constant_float(DType dtype, double v) {
 Value Builder::constant_int(DType dtype, int64_t v) {
   if (is_float(dtype)) return constant_float(dtype, static_cast<double>(v));
   if (dtype == DType::Pred) return constant_bool(v != 0);
-  require(!is_complex(dtype), "complex constants are not supported");
+  if (is_complex(dtype)) return constant_float(dtype, static_cast<double>(v));
   TensorType t(dtype, {});
   std::string lit = is_unsigned(dtype) ? std::to_string(static_cast<uint64_t>(v)) : std::to_string(v);
   return emit1("constant", {}, "value = dense<" + lit + "> : " + t.str(), t);
@@ -194,7 +197,31 @@ Value Builder::convert(const Value& a, DType to) {
   if (to == DType::Pred) {  // PyTorch semantics: x != 0, not a truncation
     return compare(a, splat_int(a.type, 0), "NE");
   }
+  // XLA converts only between complex types or from real to complex through
+  // a component: build those from parts. Complex to real keeps the real part
+  // (PyTorch's cast, which warns that the imaginary part is discarded).
+  if (is_complex(a.type.dtype) && !is_complex(to)) return convert(real(a), to);
+  if (!is_complex(a.type.dtype) && is_complex(to)) {
+    Value re = convert(a, complex_component(to));
+    return complex(re, splat_float(re.type, 0));
+  }
   return emit1("convert", {a}, "", a.type.with_dtype(to));
+}
+
+Value Builder::real(const Value& a) {
+  if (!is_complex(a.type.dtype)) return a;
+  return emit1("real", {a}, "", a.type.with_dtype(complex_component(a.type.dtype)));
+}
+
+Value Builder::imag(const Value& a) {
+  if (!is_complex(a.type.dtype)) return splat_float(a.type, 0);
+  return emit1("imag", {a}, "", a.type.with_dtype(complex_component(a.type.dtype)));
+}
+
+Value Builder::complex(const Value& re, const Value& im) {
+  require(re.type == im.type && (re.type.dtype == DType::F32 || re.type.dtype == DType::F64),
+          "complex parts must be f32 or f64 of one shape: " + re.type.str() + ", " + im.type.str());
+  return emit1("complex", {re, im}, "", re.type.with_dtype(complex_of(re.type.dtype)));
 }
 
 Value Builder::bitcast_convert(const Value& a, const TensorType& to) {

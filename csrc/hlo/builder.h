@@ -48,7 +48,10 @@ class Builder {
   // direction: EQ NE LT LE GT GE; the comparison type follows the dtype.
   Value compare(const Value& a, const Value& b, const std::string& direction);
   Value select(const Value& pred, const Value& on_true, const Value& on_false);
-  Value convert(const Value& a, DType to);  // no-op when already `to`
+  Value convert(const Value& a, DType to);  // no-op when already `to`; complex to real keeps the real part
+  Value real(const Value& a);                // component of a complex value (identity for real values)
+  Value imag(const Value& a);                // zeros for real values
+  Value complex(const Value& re, const Value& im);
   Value bitcast_convert(const Value& a, const TensorType& to);
 
   // --- shape ---------------------------------------------------------------

@@ -15,7 +15,9 @@ inline bool is_float(DType t) {
   return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64;
 }
 inline bool is_complex(DType t) { return t == DType::C64 || t == DType::C128; }
-inline bool is_unsigned(DType t) {
+// The real component type of a complex type (F32 for C64); other types map to themselves.
+inline DType complex_component(DType t) { return t == DType::C64 ? DType::F32 : t == DType::C128 ? DType::F64 : t; }
+inline DType complex_of(DType t) { return t == DType::F64 ? DType::C128 : DType::C64; }inline bool is_unsigned(DType t) {
   return t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64;
 }
 inline bool is_signed_int(DType t) {

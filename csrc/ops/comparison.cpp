@@ -27,6 +27,9 @@ Values compare(Builder& b, const OpCall& c, const Values& v, const char* directi
   return Values{b.convert(b.compare(x, y, direction), out.dtype)};
 }
 
+// Equality compares complex values whole; ordering comparisons reject them in the meta kernel.
+TORCH_TPU_ACCEPTS_COMPLEX("eq.Tensor", "eq.Scalar", "ne.Tensor", "ne.Scalar");
+
 #define TORCH_TPU_COMPARISON(name, dir)                                                                        \
   TORCH_TPU_LOWERING(name ".Tensor", [](Builder& b, const OpCall& c, const Values& v) { return compare(b, c, v, dir); }); \
   TORCH_TPU_LOWERING(name ".Scalar", [](Builder& b, const OpCall& c, const Values& v) { return compare(b, c, v, dir); })

@@ -39,6 +39,11 @@ void check_int_exponent(Builder& b, const TensorType& out, const Value& exponent
   runtime_check(b, is_neg(b, exponent), "Integers to negative integer powers are not allowed.");
 }
 
+// Complex values: these promote through Builder::convert and use StableHLO's
+// complex arithmetic (the rest of the file does not take complex values).
+TORCH_TPU_ACCEPTS_COMPLEX("add.Tensor", "add.Scalar", "sub.Tensor", "sub.Scalar", "rsub.Tensor", "rsub.Scalar",
+                          "mul.Tensor", "mul.Scalar", "neg", "abs");
+
 TORCH_TPU_LOWERING("add.Tensor", [](Builder& b, const OpCall& c, const Values& v) {
   return add_like(b, c, v, 0, 1, false);
 });
@@ -112,6 +117,8 @@ TORCH_TPU_LOWERING("neg", [](Builder& b, const OpCall& c, const Values& v) {
 
 TORCH_TPU_LOWERING("abs", [](Builder& b, const OpCall& c, const Values& v) {
   reject_dtype(c, c.outputs[0].dtype == DType::Pred, "abs_cpu");
+  if (hlo::is_complex(operand(c, v, 0).type.dtype))  // the magnitude, a real value
+    return Values{b.emit1("abs", {operand(c, v, 0)}, "", c.outputs[0])};
   Value x = to_type(b, operand(c, v, 0), c.outputs[0]);
   return Values{hlo::is_unsigned(x.type.dtype) ? x : b.unary("abs", x)};
 });

@@ -71,6 +71,8 @@ Values divide(Builder& b, const OpCall& c, const Values& v, const std::string& m
 
 std::string rounding_mode(const OpCall& c, size_t i) { return c.arg(i).is_none() ? "" : c.arg(i).s; }
 
+// True division of complex values is StableHLO's complex divide (rounding modes reject complex).
+TORCH_TPU_ACCEPTS_COMPLEX("div.Tensor", "div.Scalar");
 TORCH_TPU_LOWERING("div.Tensor", [](Builder& b, const OpCall& c, const Values& v) { return divide(b, c, v, ""); });
 TORCH_TPU_LOWERING("div.Scalar", [](Builder& b, const OpCall& c, const Values& v) { return divide(b, c, v, ""); });
 TORCH_TPU_LOWERING("div.Tensor_mode", [](Builder& b, const OpCall& c, const Values& v) {

@@ -12,4 +12,11 @@ struct NotImplemented : std::logic_error {
   using std::logic_error::logic_error;
 };
 
+// A rule met complex values without declaring that it handles them
+// (TORCH_TPU_ACCEPTS_COMPLEX): the eager executor runs the op on the CPU
+// instead (visibly), rather than risk a rule that drops imaginary parts.
+struct NoComplexRule : NotImplemented {
+  using NotImplemented::NotImplemented;
+};
+
 }  // namespace torch_tpu::ops

@@ -3,6 +3,7 @@
 // family's file with TORCH_TPU_LOWERING, so adding an op touches one file.
 #pragma once
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ using LoweringRule = std::function<std::vector<hlo::Value>(
     hlo::Builder&, const OpCall&, const std::vector<hlo::Value>& operands)>;
 
 void register_lowering(const std::string& op, LoweringRule rule);
+// Rules see complex operands or results only if their op was declared here;
+// others throw NoComplexRule (ops/lowering_error.h) for them.
+void accept_complex(const std::string& op);
 const LoweringRule* find_lowering(const std::string& op);
 std::vector<std::string> lowered_ops();
 
@@ -25,9 +29,21 @@ struct LoweringRegistrar {
 
 }  // namespace torch_tpu::ops
 
+namespace torch_tpu::ops {
+struct ComplexAcceptor {
+  explicit ComplexAcceptor(std::initializer_list<const char*> ops) {
+    for (const char* op : ops) accept_complex(op);
+  }
+};
+}  // namespace torch_tpu::ops
+
 #define TORCH_TPU_LOWERING_CONCAT2(a, b) a##b
 #define TORCH_TPU_LOWERING_CONCAT(a, b) TORCH_TPU_LOWERING_CONCAT2(a, b)
 // TORCH_TPU_LOWERING("neg", [](hlo::Builder& b, const OpCall& c, const auto& v) {...});
 #define TORCH_TPU_LOWERING(op, ...)                                                   \
   static ::torch_tpu::ops::LoweringRegistrar TORCH_TPU_LOWERING_CONCAT(lowering_, __COUNTER__)( \
       op, __VA_ARGS__)
+// TORCH_TPU_ACCEPTS_COMPLEX("add.Tensor", "mul.Tensor"): these rules compute
+// complex values correctly (checked by tests with complex inputs).
+#define TORCH_TPU_ACCEPTS_COMPLEX(...) \
+  static ::torch_tpu::ops::ComplexAcceptor TORCH_TPU_LOWERING_CONCAT(complex_ok_, __COUNTER__)({__VA_ARGS__})

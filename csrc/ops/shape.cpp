@@ -19,6 +19,9 @@ Value zeros(Builder& b, const TensorType& t) { return b.splat_int(t, 0); }
 // cat(Tensor[] tensors, int dim=0). Empty operands contribute nothing (this
 // also covers the legacy 1-D (0,) tensors PyTorch skips whatever their rank),
 // and every operand is converted to the promoted result dtype.
+// Data movement only: complex values go through unchanged.
+TORCH_TPU_ACCEPTS_COMPLEX("cat", "flip", "roll", "repeat", "tril", "triu", "constant_pad_nd");
+
 TORCH_TPU_LOWERING("cat", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
   if (out.numel() == 0) return Values{zeros(b, out)};

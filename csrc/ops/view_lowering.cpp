@@ -15,11 +15,30 @@ namespace {
 
 int storage_bits(DType t) { return t == DType::Pred ? 8 : hlo::dtype_bits(t); }
 
+// XLA has no bitcast to or from complex types: a 1-D complex array is
+// reinterpreted through its (real, imag) component pairs, which is its memory
+// layout.
+Value split_complex(Builder& b, const Value& flat) {
+  int64_t n = flat.type.numel();
+  Value re = b.reshape(b.real(flat), {n, 1}), im = b.reshape(b.imag(flat), {n, 1});
+  return b.reshape(b.concatenate({re, im}, 1), {2 * n});
+}
+
+Value join_complex(Builder& b, const Value& parts) {
+  int64_t m = parts.type.numel() / 2;
+  Value pairs = b.reshape(m * 2 == parts.type.numel() ? parts : b.slice(parts, {0}, {2 * m}, {1}), {m, 2});
+  Value re = b.reshape(b.slice(pairs, {0, 0}, {m, 1}, {1, 1}), {m});
+  Value im = b.reshape(b.slice(pairs, {0, 1}, {m, 2}, {1, 1}), {m});
+  return b.complex(re, im);
+}
+
 // The base as a 1-D array of `dtype` elements (reinterpreting its bytes).
 Value flat_as(Builder& b, const Value& base, DType dtype) {
   Value flat = b.reshape(base, {base.type.numel()});
   DType from = flat.type.dtype;
   if (from == dtype) return flat;
+  if (hlo::is_complex(from)) return flat_as(b, split_complex(b, flat), dtype);
+  if (hlo::is_complex(dtype)) return join_complex(b, flat_as(b, flat, hlo::complex_component(dtype)));
   if (from == DType::Pred) return flat_as(b, b.convert(flat, DType::U8), dtype);
   if (dtype == DType::Pred) return b.convert(flat_as(b, flat, DType::U8), DType::Pred);
   int fb = storage_bits(from), tb = storage_bits(dtype);
@@ -40,6 +59,11 @@ Value unflat_to(Builder& b, const Value& flat, const Value& base) {
   DType to = base.type.dtype, from = flat.type.dtype;
   int64_t n = base.type.numel();
   if (from == to) return b.reshape(flat, base.type.dims);
+  if (hlo::is_complex(to)) {
+    Value parts = unflat_to(b, flat, split_complex(b, b.reshape(base, {n})));
+    return b.reshape(join_complex(b, parts), base.type.dims);
+  }
+  if (hlo::is_complex(from)) return unflat_to(b, split_complex(b, flat), base);
   if (to == DType::Pred) return b.convert(unflat_to(b, flat, b.convert(base, DType::U8)), DType::Pred);
   if (from == DType::Pred) return unflat_to(b, b.convert(flat, DType::U8), base);
   int fb = storage_bits(from), tb = storage_bits(to);
