@@ -1,11 +1,12 @@
 """Helpers shared by the top-level tests."""
 import torch
 
-# Every dtype the CPU backend supports for these tests; complex is rejected
-# with a clear error (tested separately).
+# Every dtype the CPU backend supports for these tests except complex32,
+# which is rejected with a clear error (tested separately).
 ALL_DTYPES = [
     torch.float32, torch.float64, torch.float16, torch.bfloat16,
     torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.bool,
+    torch.complex64, torch.complex128,
 ]
 
 
@@ -16,6 +17,8 @@ def make_cpu(shape, dtype, seed=0):
         return torch.rand(shape, generator=g) > 0.5
     if dtype.is_floating_point:
         return (torch.randn(shape, generator=g, dtype=torch.float64) * 10).to(dtype)
+    if dtype.is_complex:
+        return (torch.randn(shape, generator=g, dtype=torch.complex128) * 10).to(dtype)
     info = torch.iinfo(dtype)
     lo, hi = max(info.min, -1000), min(info.max, 1000)
     return torch.randint(lo, hi + 1, shape, generator=g, dtype=torch.int64).to(dtype)

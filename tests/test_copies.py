@@ -238,6 +238,20 @@ def test_synchronize_waits_for_outstanding_work():
     assert torch.isfinite(x.cpu()).all()
 
 
-def test_complex_is_rejected_clearly():
+def test_complex_half_is_rejected_clearly():
+    # XLA has no complex<f16>: the one dtype the CPU has and tpu refuses.
     with pytest.raises(TypeError, match="not supported on the tpu device"):
-        torch.zeros(2, dtype=torch.complex64).to("tpu")
+        torch.zeros(2, dtype=torch.complex32).to("tpu")
+
+
+def test_complex_op_without_complex_rule_falls_back_visibly(monkeypatch):
+    import torch_tpu
+    # exp's rule does not declare complex values: the CPU computes it, counted.
+    z = torch.tensor([1 + 2j, -0.5j], dtype=torch.complex64)
+    torch_tpu.reset_metrics()
+    got = torch.exp(z.to("tpu"))
+    torch.testing.assert_close(got.cpu(), torch.exp(z))
+    assert torch_tpu.metrics()["fallbacks_by_op"] == {"exp": 1}
+    monkeypatch.setenv("TORCH_TPU_FALLBACK", "error")
+    with pytest.raises(NotImplementedError, match="no tpu lowering"):
+        torch.exp(z.to("tpu"))
