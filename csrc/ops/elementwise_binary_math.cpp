@@ -1,10 +1,11 @@
 // Binary float math the CPU has as separate kernels: fmax/fmin (NaN-ignoring),
-// copysign, heaviside, logaddexp/logaddexp2, nextafter. Same promotion as the
+// copysign, heaviside, logaddexp/logaddexp2, nextafter, hypot. Same promotion as the
 // arithmetic rules (elementwise_common.h): operands cast to the result dtype,
 // half types computed in f32.
 #include <cmath>
 
 #include "ops/elementwise_common.h"
+#include "ops/lowering_error.h"
 #include "ops/registry.h"
 
 namespace torch_tpu::ops {
@@ -83,6 +84,23 @@ TORCH_TPU_LOWERING("nextafter", [](Builder& b, const OpCall& c, const Values& v)
   Value x = b.broadcast_to(b.convert(operand(c, v, 0), out.dtype), out.dims);
   Value y = b.broadcast_to(b.convert(operand(c, v, 1), out.dtype), out.dims);
   return Values{b.emit1("chlo.next_after", {x, y}, "", out)};
+});
+
+// hypot(x, y) = m sqrt(1 + (n/m)^2), m = max(|x|, |y|), n = min: no overflow
+// or underflow in the squares; inf wins over NaN as in C's hypot.
+TORCH_TPU_LOWERING("hypot", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  if (!hlo::is_float(out.dtype))
+    throw NotImplemented(std::string("\"hypot_cpu\" not implemented for '") + hlo::dtype_name(out.dtype) + "'");
+  return binary_compute(b, c, v, 0, 1, [](Builder& b, const Value& x, const Value& y) {
+    Value ax = b.unary("abs", x), ay = b.unary("abs", y);
+    Value m = b.maximum(ax, ay), n = b.minimum(ax, ay);
+    Value zero = full_like(b, m, 0), inf = full_like(b, m, INFINITY);
+    Value q = b.divide(n, b.select(b.compare(m, zero, "EQ"), full_like(b, m, 1), m));
+    Value r = b.multiply(m, b.unary("sqrt", b.add(full_like(b, m, 1), b.multiply(q, q))));
+    r = b.select(logical_or(b, is_nan(b, ax), is_nan(b, ay)), full_like(b, m, NAN), r);
+    return b.select(logical_or(b, b.compare(ax, inf, "EQ"), b.compare(ay, inf, "EQ")), inf, r);
+  });
 });
 
 }  // namespace

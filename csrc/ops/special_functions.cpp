@@ -1,6 +1,7 @@
 // torch.special functions from CHLO or short identities: polygamma (digamma,
 // the CPU's trigamma, then n! zeta(n + 1, x)), Hurwitz zeta (in f64 like the
-// CPU's accumulator), Bessel i0/i0e (series in f64), i1/i1e (CHLO) and entr.
+// CPU's accumulator), Bessel i0/i0e (series in f64; half i0e as the CPU's
+// Chebyshev), i1/i1e (CHLO) and entr.
 // Integer and bool inputs promote to the float result dtype; half types
 // compute in f32 like the CPU kernels.
 #include <cmath>
@@ -166,7 +167,53 @@ Value i0e_wide(Builder& b, const Value& x0) {
   return b.select(is_nan(b, a), a, r);
 }
 
+// For half types the CPU runs its Cephes Chebyshev expansion in that dtype,
+// rounding every step (results differ from the exact value by an ulp or two,
+// which i0e's gradient i1e - sgn i0e cancels into large relative errors), so
+// half types do the same; float keeps the f64 evaluation above.
+constexpr double kI0eA[] = {-4.41534164647933937950E-18, 3.33079451882223809783E-17, -2.43127984654795469359E-16,
+    1.71539128555513303061E-15, -1.16853328779934516808E-14, 7.67618549860493561688E-14, -4.85644678311192946090E-13,
+    2.95505266312963983461E-12, -1.72682629144155570723E-11, 9.67580903537323691224E-11, -5.18979560163526290666E-10,
+    2.65982372468238665035E-9, -1.30002500998624804212E-8, 6.04699502254191894932E-8, -2.67079385394061173391E-7,
+    1.11738753912010371815E-6, -4.41673835845875056359E-6, 1.64484480707288970893E-5, -5.75419501008210370398E-5,
+    1.88502885095841655729E-4, -5.76375574538582365885E-4, 1.63947561694133579842E-3, -4.32430999505057594430E-3,
+    1.05464603945949983183E-2, -2.37374148058994688156E-2, 4.93052842396707084878E-2, -9.49010970480476444210E-2,
+    1.71620901522208775349E-1, -3.04682672343198398683E-1, 6.76795274409476084995E-1};
+constexpr double kI0eB[] = {-7.23318048787475395456E-18, -4.83050448594418207126E-18, 4.46562142029675999901E-17,
+    3.46122286769746109310E-17, -2.82762398051658348494E-16, -3.42548561967721913462E-16, 1.77256013305652638360E-15,
+    3.81168066935262242075E-15, -9.55484669882830764870E-15, -4.15056934728722208663E-14, 1.54008621752140982691E-14,
+    3.85277838274214270114E-13, 7.18012445138366623367E-13, -1.79417853150680611778E-12, -1.32158118404477131188E-11,
+    -3.14991652796324136454E-11, 1.18891471078464383424E-11, 4.94060238822496958910E-10, 3.39623202570838634515E-9,
+    2.26666899049817806459E-8, 2.04891858946906374183E-7, 2.89137052083475648297E-6, 6.88975834691682398426E-5,
+    3.36911647825569408990E-3, 8.04490411014108831608E-1};
+
+template <size_t N>
+Value chbevl(Builder& b, const Value& t, const double (&c)[N]) {
+  auto k = [&](double v) { return full_like(b, t, v); };
+  Value b0 = k(c[0]), b1 = k(0), b2 = k(0);
+  for (size_t i = 1; i < N; ++i) {
+    b2 = b1;
+    b1 = b0;
+    b0 = b.add(b.subtract(b.multiply(t, b1), b2), k(c[i]));
+  }
+  return b.multiply(k(0.5), b.subtract(b0, b2));
+}
+
+Value i0e_half(Builder& b, const Value& x0) {
+  auto k = [&](double v) { return full_like(b, x0, v); };
+  Value x = b.unary("abs", x0);
+  Value small = chbevl(b, b.subtract(b.divide(x, k(2)), k(2)), kI0eA);
+  // std::sqrt of a half value is a float one: that division is in f32, rounded once.
+  Value large = b.convert(b.divide(b.convert(chbevl(b, b.subtract(b.divide(k(32), x), k(2)), kI0eB), DType::F32),
+                                   b.unary("sqrt", b.convert(x, DType::F32))),
+                          x.type.dtype);
+  return b.select(b.compare(x, k(8), "LE"), small, large);
+}
+
 TORCH_TPU_LOWERING("special_i0e", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  if (out.dtype == DType::BF16 || out.dtype == DType::F16)
+    return Values{i0e_half(b, lift(b, c, v, 0, out.dtype, out.dtype, out.dims))};
   return unary_float(b, c, v, [](Builder& b, const Value& x) { return b.convert(i0e_wide(b, x), x.type.dtype); });
 });
 // i0(x) = i0e(x) * exp(|x|), inf once exp(|x|) overflows as on the CPU.

@@ -1,4 +1,4 @@
-"""torch.special functions (polygamma, zeta, i1/i1e,
+"""torch.special functions (orthogonal polynomials, polygamma, zeta, i1/i1e,
 entr) against the CPU: float32 and bfloat16 (where the CPU has the op), ints
 and bool, empty/0-d shapes, non-contiguous inputs, special values."""
 import math
@@ -8,8 +8,61 @@ import torch
 
 from harness import check, check_raises_like_cpu, make, to_tpu
 
+POLYS = [
+    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+    "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+    "laguerre_polynomial_l", "legendre_polynomial_p",
+]
 SHAPES = [(7,), (3, 5), (0, 4), ()]
 NAN, INF = math.nan, math.inf
+
+
+def poly_x():
+    # Interval ends (special-cased by the CPU kernels), 0, 1/2 and values inside and outside [-1, 1].
+    ends = torch.tensor([-1.0, 1.0, 0.0, 0.5, -0.5, 0.999, 1.2, -1.7, 3.0, NAN, INF])
+    return torch.cat([ends, torch.linspace(-1.5, 1.5, 13)])
+
+
+def poly_n():
+    # Negative n, 0, 1, the recurrence, the trigonometric branch (n > 4/6/8), fractions (truncated),
+    # and NaN/inf (the CPU's int64 cast: negative). Larger n inside (-1, 1) is ill-conditioned:
+    # a 1-ulp difference in acos(x) becomes n ulps in the trigonometric form.
+    return torch.tensor([-3.0, -0.5, 0.0, 0.7, 1.0, 2.0, 3.0, 4.9, 5.0, 7.0, 9.0, 10.0, 13.0, NAN, INF])
+
+
+@pytest.mark.parametrize("name", POLYS)
+def test_polynomial_grid(name):
+    f = getattr(torch.special, name)
+    check(f, poly_x()[:, None], poly_n()[None, :])
+
+
+@pytest.mark.parametrize("name", ["hermite_polynomial_h", "hermite_polynomial_he"])
+def test_hermite_limit(name):
+    # The CPU returns NaN above n = 128 in float32.
+    x = torch.tensor([0.5, -0.25, 0.0, 1.0])[:, None]
+    check(getattr(torch.special, name), x, torch.tensor([30.0, 128.0, 129.0, 130.0])[None, :])
+
+
+@pytest.mark.parametrize("name", POLYS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool], ids=str)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_polynomial_dtypes(name, dtype, shape):
+    f = getattr(torch.special, name)
+    x = make(shape, dtype, low=-2, high=2)
+    n = make(shape, dtype, seed=1, low=-2, high=9)
+    check(f, x, n)
+
+
+@pytest.mark.parametrize("name", POLYS)
+def test_polynomial_noncontiguous_and_scalars(name):
+    f = getattr(torch.special, name)
+    x = make((4, 6), torch.float32, low=-1.5, high=1.5, noncontiguous=True)
+    n = make((4, 6), torch.int64, seed=2, low=0, high=12, noncontiguous=True)
+    check(f, x, n)
+    check(f, x.t(), n.t())
+    check(lambda t: f(t, 5), x)        # n_scalar
+    check(lambda t: f(0.3, t), n)      # x_scalar
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 4])
@@ -69,7 +122,7 @@ def test_unary_special_values(name):
     check(getattr(torch.special, name), make((4, 6), torch.float32, noncontiguous=True).t())
 
 
-@pytest.mark.parametrize("name", ["zeta"])
+@pytest.mark.parametrize("name", POLYS + ["zeta"])
 def test_half_not_implemented_like_cpu(name):
     # The CPU kernels exist for float32/float64 only.
     x = make((3,), torch.bfloat16)
@@ -85,3 +138,17 @@ def test_i_backward():
         fn(leaf_c).sum().backward()
         fn(leaf_t).sum().backward()
         torch.testing.assert_close(leaf_t.grad.cpu(), leaf_c.grad)
+
+
+def test_i0e_bfloat16_like_cpu_and_backward():
+    # The CPU evaluates bfloat16 i0e in bfloat16 steps; i0e's gradient i1e - sgn * i0e cancels, so
+    # an ulp's difference there shows. Both branches (|x| <= 8 and above) and the switch.
+    x = torch.tensor([-8.5, -1.765625, -4.3125, -2.40625, -7.9375, 8.0, 8.0625, 0.0, 0.5, 30.0, 200.0],
+                     dtype=torch.bfloat16)
+    got = check(torch.special.i0e, x)
+    torch.testing.assert_close(got, torch.special.i0e(x), rtol=0, atol=0)
+    leaf_c = x.clone().requires_grad_()
+    leaf_t = to_tpu(x).requires_grad_()
+    torch.special.i0e(leaf_c).sum().backward()
+    torch.special.i0e(leaf_t).sum().backward()
+    torch.testing.assert_close(leaf_t.grad.cpu(), leaf_c.grad)
