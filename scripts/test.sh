@@ -10,9 +10,10 @@ TORCH_TPU_PJRT_PLUGIN="$(python -c 'import os, xla_plugins.xla_cpu_pjrt as p; pr
 echo "== C++ unit tests (plugin: $TORCH_TPU_PJRT_PLUGIN)"
 TORCH_TPU_PJRT_PLUGIN="$TORCH_TPU_PJRT_PLUGIN" ctest --test-dir build/py --output-on-failure
 echo "== Python tests"
-# One pytest process per op-family file, then the rest: a single process
-# running all 4,000+ tests segfaulted late in the run (after thousands of
-# compiled programs stay cached; under investigation), in different tests.
+# One pytest process per op-family file, then the rest: keeps a failure in
+# one family from hiding the others. (A single process over everything once
+# died late in the run: cached XLA executables exhausted the process's memory
+# maps; the eager program cache is bounded since, see program_cache.h.)
 status=0
 for f in tests/ops/test_*.py; do
   python -m pytest -q "$f" "$@" || status=1
