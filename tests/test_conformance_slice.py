@@ -36,6 +36,21 @@ SLICE = {
     "index_select": ["float32"], "gather": ["float32"], "scatter_add": ["float32"],
     "sort": ["float32"], "topk": ["float32"], "zeros_like": ["float32"], "full_like": ["int64"],
     "nn.functional.embedding": ["float32"],
+    # image-model NN families
+    "nn.functional.conv2d": ["float32", "bfloat16"], "nn.functional.conv_transpose2d": ["float32"],
+    "nn.functional.max_pool2d": ["float32"], "nn.functional.avg_pool2d": ["float32"],
+    "nn.functional.adaptive_avg_pool2d": ["float32"], "nn.functional.batch_norm": ["float32"],
+    "nn.functional.group_norm": ["bfloat16"], "nn.functional.interpolate.bilinear": ["float32"],
+    "nn.functional.interpolate.nearest": ["bfloat16"], "nn.functional.pad.reflect": ["float32"],
+    "nn.functional.unfold": ["float32"], "nn.functional.max_unpool2d": ["float32"],
+    # complex and FFT, linear algebra, special functions, data-dependent sizes
+    "fft.fft": ["float32"], "fft.rfft": ["int64"], "fft.irfft": ["float32"], "fft.fft2": ["float32"],
+    "cfloat": ["bfloat16"], "polar": ["float32"],
+    "linalg.qr": ["float32"], "linalg.eigh": ["float32"], "linalg.svd": ["float32"], "linalg.inv": ["float32"],
+    "linalg.cholesky": ["float32"],
+    "special.bessel_j0": ["float32"], "special.ndtri": ["float32"], "special.chebyshev_polynomial_t": ["float32"],
+    "special.i0e": ["bfloat16"], "polygamma.polygamma_n_1": ["float32"], "angle": ["int64"],
+    "unique": ["float32", "bool"],
 }
 
 
