@@ -88,3 +88,21 @@ def check_raises_like_cpu(fn, *args, **kwargs):
     assert tpu_exc is not None, f"tpu did not raise; CPU raised {type(cpu_exc).__name__}: {cpu_exc}"
     assert isinstance(tpu_exc, type(cpu_exc)), f"tpu raised {type(tpu_exc).__name__}: {tpu_exc}; CPU raised {type(cpu_exc).__name__}: {cpu_exc}"
     return tpu_exc
+
+
+def run_grads(fn, inputs, seed=5):
+    """fn(*inputs) and the gradients of every floating input, under a fixed upstream gradient."""
+    leaves = [t.detach().clone().requires_grad_() if t is not None and t.is_floating_point() else t
+              for t in inputs]
+    out = fn(*leaves)
+    out.backward(make(out.shape, out.dtype, seed=seed).to(out.device))
+    return [out.detach()] + [t.grad for t in leaves if t is not None and t.requires_grad]
+
+
+def check_grads(fn, *inputs, **tol):
+    expect = run_grads(fn, inputs)
+    got = run_grads(fn, to_tpu(list(inputs)))
+    assert len(got) == len(expect)
+    for g, e in zip(got, expect):
+        assert g.device.type == "tpu"
+        torch.testing.assert_close(g.cpu(), e, **tol)

@@ -3,22 +3,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from harness import check, check_raises_like_cpu, make, to_tpu
-
-
-def run_grads(fn, x, seed=5):
-    leaf = x.detach().clone().requires_grad_()
-    out = fn(leaf)
-    out.backward(make(out.shape, out.dtype, seed=seed).to(out.device))
-    return out.detach(), leaf.grad
-
-
-def check_grads(fn, x):
-    expect = run_grads(fn, x)
-    got = run_grads(fn, to_tpu(x))
-    for g, e in zip(got, expect):
-        assert g.device.type == "tpu"
-        torch.testing.assert_close(g.cpu(), e)
+from harness import check, check_grads, check_raises_like_cpu, make
 
 
 # kernel, dilation, padding, stride

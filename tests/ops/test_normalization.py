@@ -3,27 +3,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from harness import check, check_raises_like_cpu, make, to_tpu
+from harness import check, check_grads, check_raises_like_cpu, make, to_tpu
 
 FLOATS = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
-
-
-def run_grads(fn, inputs, seed=5):
-    """fn(*inputs) and the gradients of every floating input, under a fixed upstream gradient."""
-    leaves = [t.detach().clone().requires_grad_() if t is not None and t.is_floating_point() else t
-              for t in inputs]
-    out = fn(*leaves)
-    out.backward(make(out.shape, out.dtype, seed=seed).to(out.device))
-    return [out.detach()] + [t.grad for t in leaves if t is not None and t.requires_grad]
-
-
-def check_grads(fn, *inputs, **tol):
-    expect = run_grads(fn, inputs)
-    got = run_grads(fn, to_tpu(list(inputs)))
-    assert len(got) == len(expect)
-    for g, e in zip(got, expect):
-        assert g.device.type == "tpu"
-        torch.testing.assert_close(g.cpu(), e, **tol)
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)

@@ -3,24 +3,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from harness import check, make, to_tpu
+from harness import check, check_grads, make
 
 DTYPES = [torch.float32, torch.bfloat16, torch.float64]
-
-
-def run_grads(fn, x, seed=5):
-    leaf = x.detach().clone().requires_grad_()
-    out = fn(leaf)
-    out.backward(make(out.shape, out.dtype, seed=seed).to(out.device))
-    return out.detach(), leaf.grad
-
-
-def check_grads(fn, x):
-    expect = run_grads(fn, x)
-    got = run_grads(fn, to_tpu(x))
-    for g, e in zip(got, expect):
-        assert g.device.type == "tpu"
-        torch.testing.assert_close(g.cpu(), e)
 
 
 SHAPES = {1: (2, 3, 7), 2: (2, 3, 5, 7), 3: (1, 2, 3, 4, 5)}
