@@ -6,27 +6,11 @@
 #include <stdexcept>
 
 #include "ops/lowering_helpers.h"
+#include "ops/philox_uniform.h"
 #include "ops/registry.h"
 
 namespace torch_tpu::ops {
 namespace {
-
-// Uniform in [0, 1) from the generator argument `gen_arg`, in f32 (f64 for a
-// double result): the top mantissa bits of random words, scaled by 2^-digits.
-// (random.cpp has the same helper in its own anonymous namespace.)
-Value uniform(Builder& b, const OpCall& c, const Values& v, size_t gen_arg, const std::vector<int64_t>& dims,
-              DType out) {
-  bool wide = out == DType::F64;
-  DType word = wide ? DType::U64 : DType::U32;
-  int digits = wide ? 53 : 24;
-  const Arg& g = c.arg(gen_arg);
-  Value state = b.concatenate({b.reshape(v.at(g.operands.at(0)), {1}), b.reshape(v.at(g.operands.at(1)), {1})}, 0);
-  Value bits = b.emit("rng_bit_generator", {state}, "rng_algorithm = #stablehlo<rng_algorithm PHILOX>",
-                      {state.type, TensorType(word, dims)})[1];
-  Value top = b.binary("shift_right_logical", bits, b.splat_int(TensorType(word, dims), (wide ? 64 : 32) - digits));
-  DType acc = wide ? DType::F64 : DType::F32;
-  return b.multiply(b.convert(top, acc), b.splat_float(TensorType(acc, dims), std::ldexp(1.0, -digits)));
-}
 
 DType acc_type(DType t) { return t == DType::F64 ? DType::F64 : DType::F32; }
 
@@ -39,7 +23,7 @@ TORCH_TPU_LOWERING("cauchy_", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
   require_float(out, "cauchy_");
   TensorType at(acc_type(out.dtype), out.dims);
-  Value u = uniform(b, c, v, 3, out.dims, at.dtype);
+  Value u = philox_uniform(b, c, v, 3, out.dims, at.dtype);
   Value angle = b.multiply(b.subtract(u, b.splat_float(at, 0.5)), b.splat_float(at, M_PI));
   // sin / cos: cos(-pi/2) rounded is about -4e-8, never 0, so the result stays finite.
   Value t = b.divide(b.unary("sine", angle), b.unary("cosine", angle));
@@ -54,7 +38,7 @@ TORCH_TPU_LOWERING("log_normal_", [](Builder& b, const OpCall& c, const Values& 
   TensorType at(acc_type(out.dtype), out.dims);
   std::vector<int64_t> two = out.dims;
   two.insert(two.begin(), 2);
-  Value u = uniform(b, c, v, 3, two, at.dtype);
+  Value u = philox_uniform(b, c, v, 3, two, at.dtype);
   std::vector<int64_t> zeros(two.size(), 0), ones(two.size(), 1), lim1 = two, start2 = zeros;
   lim1[0] = 1;
   start2[0] = 1;
@@ -72,7 +56,7 @@ TORCH_TPU_LOWERING("geometric_", [](Builder& b, const OpCall& c, const Values& v
   const TensorType& out = c.outputs[0];
   DType acc = out.dtype == DType::F64 ? DType::F64 : DType::F32;
   TensorType at(acc, out.dims);
-  Value u = uniform(b, c, v, 2, out.dims, acc);
+  Value u = philox_uniform(b, c, v, 2, out.dims, acc);
   Value num = b.unary("log", b.subtract(b.splat_float(at, 1.0), u));
   Value k = b.unary("ceil", b.divide(num, b.splat_float(at, std::log1p(-c.arg(1).d))));
   return Values{b.convert(b.maximum(k, b.splat_float(at, 1.0)), out.dtype)};

@@ -7,26 +7,11 @@
 #include <stdexcept>
 
 #include "ops/elementwise_common.h"
+#include "ops/philox_uniform.h"
 #include "ops/registry.h"
 
 namespace torch_tpu::ops {
 namespace {
-
-// `dims` uniforms in [0, 1) in f32 (f64 for f64 results) from the generator
-// argument `gen_arg`: the top mantissa bits of Philox words, scaled by
-// 2^-digits. (random.cpp and random_distributions.cpp hold the same helper.)
-Value uniform(Builder& b, const OpCall& c, const Values& v, size_t gen_arg, const std::vector<int64_t>& dims,
-              DType acc) {
-  bool wide = acc == DType::F64;
-  DType word = wide ? DType::U64 : DType::U32;
-  int digits = wide ? 53 : 24;
-  const Arg& g = c.arg(gen_arg);
-  Value state = b.concatenate({b.reshape(v.at(g.operands.at(0)), {1}), b.reshape(v.at(g.operands.at(1)), {1})}, 0);
-  Value bits = b.emit("rng_bit_generator", {state}, "rng_algorithm = #stablehlo<rng_algorithm PHILOX>",
-                      {state.type, TensorType(word, dims)})[1];
-  Value top = b.binary("shift_right_logical", bits, b.splat_int(TensorType(word, dims), (wide ? 64 : 32) - digits));
-  return b.multiply(b.convert(top, acc), b.splat_float(TensorType(acc, dims), std::ldexp(1.0, -digits)));
-}
 
 Values normal(Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
@@ -35,7 +20,7 @@ Values normal(Builder& b, const OpCall& c, const Values& v) {
   TensorType at(acc, out.dims);
   std::vector<int64_t> two = out.dims;
   two.insert(two.begin(), 2);
-  Value u = uniform(b, c, v, 2, two, acc);
+  Value u = philox_uniform(b, c, v, 2, two, acc);
   std::vector<int64_t> zeros(two.size(), 0), ones(two.size(), 1), lim1 = two, start2 = zeros;
   lim1[0] = 1;
   start2[0] = 1;
