@@ -10,6 +10,9 @@ TORCH_TPU_PJRT_PLUGIN="$(python -c 'import os, xla_plugins.xla_cpu_pjrt as p; pr
 echo "== C++ unit tests (plugin: $TORCH_TPU_PJRT_PLUGIN)"
 TORCH_TPU_PJRT_PLUGIN="$TORCH_TPU_PJRT_PLUGIN" ctest --test-dir build/py --output-on-failure
 echo "== Python tests"
+# Verify-only check mode, on for the whole run: every eager cache hit
+# rebuilds its program and fails loudly if the cache key missed a fact.
+export TORCH_TPU_VALIDATE_CACHE=1
 # One pytest process per op-family file, then the rest: keeps a failure in
 # one family from hiding the others. (A single process over everything once
 # died late in the run: cached XLA executables exhausted the process's memory

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "device/generator.h"
+#include "eager/cache_key_fields.h"
 #include "eager/dtype_map.h"
 #include "eager/op_variants.h"
 
@@ -30,7 +31,16 @@ void note_device(ParsedCall& p, const at::Tensor& t) {
               " and tpu:", d, "! (when checking arguments for ", p.inv.op, ")");
 }
 
+// Every operand's source is part of the key: which operands are device
+// tensors and which are runtime scalars decides what each program parameter
+// means (`c - t` and `t - c` have the same tensors and scalars, in other
+// roles), and a Python number promotes differently from a 0-d tensor.
+void key_operand_source(ParsedCall& p, char source) {
+  if (key_field_enabled(KeyField::OperandSources)) p.inv.static_key.push_back(source);
+}
+
 int add_scalar_operand(ParsedCall& p, const RuntimeScalar& s, bool is_number) {
+  key_operand_source(p, is_number ? 'n' : 's');
   p.inv.scalars.push_back(s);
   p.input_of_operand.push_back(-1);
   p.scalar_of_operand.push_back(static_cast<int>(p.inv.scalars.size()) - 1);
@@ -41,7 +51,10 @@ int add_scalar_operand(ParsedCall& p, const RuntimeScalar& s, bool is_number) {
 int add_tensor_operand(ParsedCall& p, const at::Tensor& t) {
   if (t.device().type() == c10::DeviceType::PrivateUse1) {
     note_device(p, t);
-    p.inv.inputs.push_back(t);
+    key_operand_source(p, 't');
+    // A conjugate or negative view reaching a kernel (ops the Conjugate and
+    // Negative fallbacks let through, like mm) is read as its values.
+    p.inv.inputs.push_back(t.is_conj() || t.is_neg() ? t.resolve_conj().resolve_neg() : t);
     p.input_of_operand.push_back(static_cast<int>(p.inv.inputs.size()) - 1);
     p.scalar_of_operand.push_back(-1);
     p.operand_is_number.push_back(false);
@@ -63,6 +76,7 @@ ParsedCall parse_call(const c10::FunctionSchema& schema, const torch::jit::Stack
   ParsedCall p;
   p.inv.op = op_name(schema);
   std::string& key = p.inv.static_key;
+  key_global_state(key);
   const auto& formals = schema.arguments();
   std::vector<std::pair<size_t, at::Generator>> generators;
   for (size_t i = 0; i < formals.size(); ++i) {
@@ -120,7 +134,11 @@ ParsedCall parse_call(const c10::FunctionSchema& schema, const torch::jit::Stack
       append_int(key, static_cast<int64_t>(a.dtype));
     } else if (kind == c10::TypeKind::LayoutType || kind == c10::TypeKind::MemoryFormatType ||
                kind == c10::TypeKind::DeviceObjType) {
-      a.kind = Arg::Kind::Other;  // placement and layout: not part of the computation
+      // Placement and layout: not read by rules, but the meta kernel's output
+      // strides follow a memory format, so the value is in the key.
+      a.kind = Arg::Kind::Other;
+      if (v.isInt()) append_int(key, v.toInt());
+      if (v.isDevice()) append_int(key, static_cast<int64_t>(v.toDevice().type()) * 1000 + v.toDevice().index());
     } else if (v.isBool()) {
       a.kind = Arg::Kind::Bool;
       a.b = v.toBool();
@@ -148,8 +166,15 @@ ParsedCall parse_call(const c10::FunctionSchema& schema, const torch::jit::Stack
       a.s = v.toStringRef();
       key += a.s;
       key.push_back('\0');
-    } else {
+    } else if (v.isDoubleList()) {  // e.g. upsample's scale_factors: meta kernels read them
       a.kind = Arg::Kind::Other;
+      for (double x : v.toDoubleVector()) key.append(reinterpret_cast<const char*>(&x), sizeof(x));
+      append_int(key, static_cast<int64_t>(v.toDoubleVector().size()));
+    } else {
+      // Nothing else reaches a lowered op's kernel; an unknown kind must not
+      // silently share a program with other values.
+      TORCH_CHECK(false, p.inv.op, ": argument ", formals[i].name(), " of type ", v.tagKind(),
+                  " is not supported by the tpu executor");
     }
     append_int(key, static_cast<int64_t>(a.kind));
     p.args.push_back(std::move(a));

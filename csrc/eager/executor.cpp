@@ -13,6 +13,7 @@
 #include "device/generator.h"
 #include "device/runtime.h"
 #include "device/storage_slot.h"
+#include "eager/cache_validation.h"
 #include "eager/dtype_map.h"
 #include "eager/metrics.h"
 #include "eager/program_cache.h"
@@ -54,6 +55,13 @@ struct Plan {
   std::vector<hlo::TensorType> target_layouts;
   uint64_t rng_increment = 0;
   std::vector<ops::RuntimeCheck> checks;  // extra outputs after the fresh ones
+  std::shared_ptr<const ProgramFacts> built_for;  // kept in validation mode only
+};
+
+// A plan before XLA compiles its program.
+struct Draft {
+  std::shared_ptr<Plan> plan;
+  ProgramFacts facts;
 };
 
 ProgramCache<Plan>& cache() {
@@ -103,9 +111,13 @@ std::shared_ptr<pjrt::Buffer> scalar_buffer(const RuntimeScalar& s, int device_i
   return device::upload(s.bytes.data(), hlo::TensorType(s.dtype, {}), device_index);
 }
 
-std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<TensorFacts>& facts,
-                                 const std::vector<StorageSlot*>& groups) {
-  auto plan = std::make_shared<Plan>();
+// Everything a miss does short of compiling: meta kernel, lowering, program
+// text. Validation mode runs it on hits too, to compare with the cached plan.
+Draft draft_plan(const Invocation& inv, const std::vector<TensorFacts>& facts,
+                 const std::vector<StorageSlot*>& groups) {
+  Draft draft;
+  auto plan = draft.plan = std::make_shared<Plan>();
+  std::vector<std::string>& params = draft.facts.parameters;
   if (inv.infer_fresh) plan->fresh = inv.infer_fresh();
   size_t n_in = inv.inputs.size(), n_tg = inv.targets.size();
 
@@ -129,18 +141,26 @@ std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<Tensor
   for (int g : plan->base_groups) {
     bases.push_back(b.parameter(groups[g]->layout, group_alias[g]));
     plan->base_aliased.push_back(group_alias[g] >= 0);
+    params.push_back("storage " + std::to_string(g) + " " + groups[g]->layout.str() +
+                     (group_alias[g] >= 0 ? " written" : ""));
   }
   std::vector<hlo::Value> offsets(facts.size());
   for (size_t i = 0; i < facts.size(); ++i) {
     if (facts[i].access == ViewAccess::Whole || facts[i].rebase) continue;
     offsets[i] = b.parameter(hlo::TensorType(hlo::DType::I64, {}));
     plan->offset_tensors.push_back(static_cast<int>(i));
+    params.push_back("offset of tensor " + std::to_string(i));
   }
   std::vector<hlo::Value> scalars;
-  for (const RuntimeScalar& s : inv.scalars) scalars.push_back(b.parameter(hlo::TensorType(s.dtype, {})));
+  for (const RuntimeScalar& s : inv.scalars) {
+    scalars.push_back(b.parameter(hlo::TensorType(s.dtype, {})));
+    params.push_back(std::string("runtime scalar ") + hlo::dtype_name(s.dtype));
+  }
   for (size_t g = 0; g < inv.generators.size(); ++g) {
     scalars.push_back(b.parameter(hlo::TensorType(hlo::DType::U64, {})));  // seed
     scalars.push_back(b.parameter(hlo::TensorType(hlo::DType::U64, {})));  // offset
+    params.push_back("generator seed");
+    params.push_back("generator offset");
   }
 
   std::vector<hlo::Value> views;
@@ -207,15 +227,25 @@ std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<Tensor
   }
   for (const hlo::Value& o : outputs) plan->rng_increment = std::max<uint64_t>(plan->rng_increment, o.type.numel());
   plan->rng_increment = (plan->rng_increment + 3) / 4 * 4 + 4;
-  std::string text = b.finish(outputs);
+  draft.facts.fresh = plan->fresh;
+  for (const ops::RuntimeCheck& c : plan->checks) draft.facts.checks.push_back(c.message);
+  draft.facts.text = b.finish(outputs);
+  return draft;
+}
+
+std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<TensorFacts>& facts,
+                                 const std::vector<StorageSlot*>& groups) {
+  Draft draft = draft_plan(inv, facts, groups);
+  const std::string& text = draft.facts.text;
   auto t0 = std::chrono::steady_clock::now();
   try {
-    plan->exe = pjrt::Executable::compile(device::runtime().client, text, pjrt::CompileSettings{});
+    draft.plan->exe = pjrt::Executable::compile(device::runtime().client, text, pjrt::CompileSettings{});
   } catch (const pjrt::Error& e) {
     TORCH_CHECK(false, "torch_tpu: compiling ", inv.op, " failed: ", e.what(), "\nprogram:\n", text);
   }
   count_compile(inv.op, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  return plan;
+  if (cache_validation_enabled()) draft.plan->built_for = std::make_shared<ProgramFacts>(std::move(draft.facts));
+  return draft.plan;
 }
 
 }  // namespace
@@ -304,6 +334,7 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   if (compiled) *compiled = !plan;
   if (plan) {
     count_cache_hit();
+    if (plan->built_for) check_program_fits(inv.op, *plan->built_for, draft_plan(inv, facts, groups).facts);
   } else {
     plan = build_plan(inv, facts, groups);
     count_evictions(cache().insert(key, plan));

@@ -10,6 +10,7 @@
 #include "device/runtime.h"
 #include "device/storage_slot.h"
 #include "eager/boxed_kernel.h"
+#include "eager/cache_validation.h"
 #include "eager/metrics.h"
 #include "ops/registry.h"
 #include "pjrt/api.h"
@@ -85,6 +86,7 @@ py::dict metrics() {
   int64_t fallbacks = 0;
   for (const auto& kv : m.fallbacks_by_op) fallbacks += kv.second;
   d["fallbacks"] = fallbacks;
+  d["cache_validations"] = eager::cache_validations();  // TORCH_TPU_VALIDATE_CACHE=1: hits checked
   return d;
 }
 

@@ -1,0 +1,52 @@
+#include "eager/cache_key_fields.h"
+
+#include <ATen/Context.h>
+#include <c10/core/DefaultDtype.h>
+
+#include <cstdlib>
+#include <sstream>
+
+namespace torch_tpu::eager {
+
+namespace {
+
+const char* field_name(KeyField f) {
+  switch (f) {
+    case KeyField::OperandSources: return "operand_sources";
+    case KeyField::DefaultDtype: return "default_dtype";
+    case KeyField::DeterministicAlgorithms: return "deterministic_algorithms";
+  }
+  return "";
+}
+
+bool narrowed(KeyField f) {
+  static const std::string list = [] {
+    const char* v = std::getenv("TORCH_TPU_DEBUG_NARROW_CACHE_KEY");
+    return std::string(v ? v : "");
+  }();
+  if (list.empty()) return false;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (item == field_name(f)) return true;
+  return false;
+}
+
+}  // namespace
+
+bool key_field_enabled(KeyField field) {
+  static const bool enabled[] = {!narrowed(KeyField::OperandSources), !narrowed(KeyField::DefaultDtype),
+                                 !narrowed(KeyField::DeterministicAlgorithms)};
+  return enabled[static_cast<int>(field)];
+}
+
+void key_global_state(std::string& key) {
+  // Autocast state joins here once the backend has autocast.
+  if (key_field_enabled(KeyField::DefaultDtype))
+    key.push_back(static_cast<char>(c10::typeMetaToScalarType(c10::get_default_dtype())));
+  if (key_field_enabled(KeyField::DeterministicAlgorithms))
+    key.push_back(at::globalContext().deterministicAlgorithms() ? 'D' : 'd');
+  key.push_back('|');
+}
+
+}  // namespace torch_tpu::eager
