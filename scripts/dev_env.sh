@@ -20,6 +20,10 @@ if [ ! -x "$DEV/venv/bin/python" ]; then
 else
   ninja -C "$DEV/build" >/dev/null
   SITE=$("$DEV/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-  cp "$DEV"/build/_C*.so "$SITE/torch_tpu/"
+  # Copy then rename: overwriting the .so in place would corrupt it under
+  # processes that have it mapped (a test run in progress).
+  for so in "$DEV"/build/_C*.so; do
+    cp "$so" "$SITE/torch_tpu/.new.$(basename "$so")" && mv -f "$SITE/torch_tpu/.new.$(basename "$so")" "$SITE/torch_tpu/$(basename "$so")"
+  done
 fi
 echo "ready: $DEV/venv/bin/python"

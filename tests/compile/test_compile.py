@@ -145,17 +145,35 @@ def test_input_views_are_materialized():
     torch.testing.assert_close(out.cpu(), f(a_cpu, b_cpu))
 
 
-def test_rejects_dynamic_and_inductor_options():
+def test_rejects_dynamic_and_unknown_mode_or_options():
     f = lambda x: x + 1  # noqa: E731
     x = torch.randn(3).to("tpu")
     with pytest.raises(Exception, match=r"dynamic=True\) is not supported"):
         torch.compile(f, backend="tpu", dynamic=True)(x)
     torch._dynamo.reset()
-    with pytest.raises(Exception, match="takes no mode or options"):
-        torch.compile(f, backend="tpu", mode="max-autotune")(x)
+    with pytest.raises(Exception, match="unknown mode 'fastest'; known modes: default, reduce-overhead"):
+        torch.compile(f, backend="tpu", mode="fastest")(x)
     torch._dynamo.reset()
-    with pytest.raises(Exception, match="takes no mode or options"):
+    with pytest.raises(Exception, match=r"unknown option 'triton.cudagraphs'; known options: log_recompiles"):
         torch.compile(f, backend="tpu", options={"triton.cudagraphs": False})(x)
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="option 'log_recompiles' takes a bool"):
+        torch.compile(f, backend="tpu", options={"log_recompiles": "yes"})(x)
+
+
+def test_inductor_modes_are_accepted_and_log_recompiles_option(capfd):
+    """A mode changes nothing for an XLA program; log_recompiles prints why a
+    graph recompiled, like TORCH_TPU_LOG_RECOMPILES=1."""
+    f = lambda x: x * 2 + 1  # noqa: E731
+    for mode in ("reduce-overhead", "max-autotune"):
+        torch._dynamo.reset()
+        x = torch.randn(3)
+        torch.testing.assert_close(torch.compile(f, backend="tpu", mode=mode)(x.to("tpu")).cpu(), f(x))
+    torch._dynamo.reset()
+    g = torch.compile(f, backend="tpu", dynamic=False, options={"log_recompiles": True})
+    g(torch.randn(3).to("tpu"))
+    g(torch.randn(5).to("tpu"))
+    assert "recompiling graph" in capfd.readouterr().err
 
 
 def _hide_rule(monkeypatch, op):

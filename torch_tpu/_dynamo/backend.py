@@ -6,7 +6,8 @@ same csrc/ops rules as eager and run by the same executor (DESIGN.md:
 Shapes are static (dynamic=False semantics): each input signature gets its
 own program. Graphs that Dynamo made symbolic on its own (automatic dynamic
 shapes after a size change) are specialized here per concrete signature;
-dynamic=True, and Inductor's mode/options, are rejected.
+dynamic=True is rejected. Inductor's modes are accepted and change nothing
+(one whole-graph XLA compile either way); options= takes the keys in OPTIONS.
 """
 from __future__ import annotations
 
@@ -172,10 +173,11 @@ class _Specialized:
     """A graph Dynamo traced with symbolic sizes, run as static programs: one
     AOTAutograd trace (and tpu program) per concrete input signature."""
 
-    def __init__(self, gm, site, names):
+    def __init__(self, gm, site, names, log=None):
         self.gm = gm
         self.site = site
         self.names = names
+        self.log = log
         self.compiled = {}
 
     def __call__(self, *args):
@@ -184,24 +186,42 @@ class _Specialized:
             if isinstance(a, torch.Tensor) else a for a in args)
         fn = self.compiled.get(key)
         if fn is None:
-            _recompiles.note(self.site, self.names, args)
+            _recompiles.note(self.site, self.names, args, self.log)
             fn = _aot(self.gm, list(args))
             self.compiled[key] = fn
         return fn(*args)
 
 
-def tpu_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs):
-    if kwargs:
-        raise RuntimeError(
-            f"torch.compile(backend='tpu') takes no mode or options (got {sorted(kwargs)}); "
-            "mode= and options= configure Inductor, which this backend does not use")
+# Inductor's modes choose cudagraphs and autotuning; an XLA program is one
+# whole-graph compile either way, so each is accepted and changes nothing.
+MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+# options= keys this backend understands.
+OPTIONS = {"log_recompiles": "bool: print why each recompile happened (as TORCH_TPU_LOG_RECOMPILES=1)"}
+
+
+def _check_options(mode, options) -> dict:
+    if mode is not None and mode not in MODES:
+        raise RuntimeError(f"torch.compile(backend='tpu'): unknown mode {mode!r}; known modes: {', '.join(MODES)}")
+    options = dict(options or {})
+    for key, value in options.items():
+        if key not in OPTIONS:
+            known = "; ".join(f"{k} ({v})" for k, v in OPTIONS.items())
+            raise RuntimeError(f"torch.compile(backend='tpu'): unknown option {key!r}; known options: {known}")
+        if not isinstance(value, bool):
+            raise RuntimeError(f"torch.compile(backend='tpu'): option {key!r} takes a bool, got {value!r}")
+    return options
+
+
+def tpu_backend(gm: torch.fx.GraphModule, example_inputs, mode=None, options=None):
+    options = _check_options(mode, options)
     if not torch._dynamo.config.assume_static_by_default:
         raise RuntimeError(
             "torch.compile(backend='tpu', dynamic=True) is not supported: the tpu backend compiles one "
             "static-shape program per input signature; use dynamic=False (or leave it unset)")
     site = _recompiles.current_site()
     names = [n.target for n in gm.graph.nodes if n.op == "placeholder"]
+    log = options.get("log_recompiles")
     if _is_symbolic(gm, example_inputs):
-        return _Specialized(gm, site, names)
-    _recompiles.note(site, names, example_inputs)
+        return _Specialized(gm, site, names, log)
+    _recompiles.note(site, names, example_inputs, log)
     return _aot(gm, example_inputs)

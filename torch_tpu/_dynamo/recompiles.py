@@ -64,7 +64,10 @@ def explain(site, names, args) -> list[str]:
     return lines or ["no input changed (a guard on something else failed)"]
 
 
-def note(site, names, args) -> None:
+def note(site, names, args, log=None) -> None:
+    """log: the backend's log_recompiles option; None defers to the environment."""
     lines = explain(site, names, args)
-    if lines and os.environ.get("TORCH_TPU_LOG_RECOMPILES", "") == "1":
+    if log is None:
+        log = os.environ.get("TORCH_TPU_LOG_RECOMPILES", "") == "1"
+    if lines and log:
         print(f"torch_tpu: recompiling graph (frame {site}): " + "; ".join(lines), file=sys.stderr)
