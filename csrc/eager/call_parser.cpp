@@ -5,6 +5,7 @@
 #include "device/generator.h"
 #include "eager/cache_key_fields.h"
 #include "eager/dtype_map.h"
+#include "eager/host_index_checks.h"
 #include "eager/op_variants.h"
 
 namespace torch_tpu::eager {
@@ -104,6 +105,8 @@ ParsedCall parse_call(const c10::FunctionSchema& schema, const torch::jit::Stack
                (v.isList() && !v.isIntList() && !v.isDoubleList() && !v.isBoolList() && kind == c10::TypeKind::ListType)) {
       a.kind = Arg::Kind::TensorList;
       bool optional_list = !v.isTensorList();  // Tensor?[]: the indices of x[i, j]
+      // Host-known indices raise IndexError now, as on the CPU, before CPU ones move.
+      if (optional_list) check_index_call(p.inv.op, stack, first);
       for (const c10::IValue& e : v.toListRef()) {
         if (e.isNone() || (e.isTensor() && !e.toTensor().defined())) {
           a.operands.push_back(-1);

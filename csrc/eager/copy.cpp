@@ -14,6 +14,7 @@
 #include "device/storage_slot.h"
 #include "eager/dtype_map.h"
 #include "eager/executor.h"
+#include "eager/host_index_checks.h"
 #include "eager/metrics.h"
 #include "eager/program_cache.h"
 #include "ops/view_lowering.h"
@@ -109,6 +110,7 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
       hlo::TensorType type(to_hlo(dst.scalar_type(), "copy_"), dst.sizes().vec());
       device::slot_of(*dst.unsafeGetTensorImpl()).set(device::upload(src.const_data_ptr(), type, index), type,
                                                        "copy_");
+      remember_uploaded_values(dst, src);  // x[[0, 5]]: its bounds are checked on the host
       count_transfer(static_cast<int64_t>(src.nbytes()), 0);
     } else {
       copy_on_device(upload_dense(src, index), dst);

@@ -9,6 +9,7 @@
 #include "eager/boxed_kernel.h"
 #include "eager/dtype_map.h"
 #include "eager/executor.h"
+#include "eager/host_index_checks.h"
 
 namespace torch_tpu::eager {
 namespace {
@@ -78,6 +79,9 @@ at::Tensor tpu_nonzero(const at::Tensor& self) {
 // x[mask, ...]: boolean (or uint8) indices expand to the coordinates of their
 // true elements, as PyTorch's own index kernels do; then the integer path runs.
 at::Tensor index_with_masks(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+  std::vector<at::Tensor> given;
+  for (const std::optional<at::Tensor>& i : indices) given.push_back(i.value_or(at::Tensor()));
+  check_index_list(self, given, at::Tensor());  // mask shapes, uint8 warning, as on the CPU
   c10::List<std::optional<at::Tensor>> expanded;
   bool any_mask = false;
   for (const std::optional<at::Tensor>& i : indices) {

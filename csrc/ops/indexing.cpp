@@ -41,6 +41,12 @@ void check_range(Builder& b, const Value& i, int64_t lo, int64_t hi, CheckKind k
   add_runtime_check(flag, kind, msg);
 }
 
+std::string shape_list(const std::vector<int64_t>& dims) {
+  std::string r = "[";
+  for (size_t i = 0; i < dims.size(); ++i) r += (i ? ", " : "") + std::to_string(dims[i]);
+  return r + "]";
+}
+
 std::string bounds_message(int64_t dim, int64_t size) {
   return "index out of bounds for dimension " + std::to_string(dim) + " with size " + std::to_string(size);
 }
@@ -190,7 +196,6 @@ Advanced advanced(Builder& b, const Value& self, const std::vector<int>& index_o
   Values parts;
   for (int64_t d : a.dims) {
     int64_t n = self.type.dims[d];
-    check_range(b, v.at(index_ops[d]), -n, n, CheckKind::Index, bounds_message(d, n));
     Value i = b.broadcast_to(b.convert(v.at(index_ops[d]), DType::I64), a.batch);
     Value size = b.splat_int(i.type, n);
     Value wrapped = b.select(b.compare(i, b.splat_int(i.type, 0), "LT"), b.add(i, size), i);
@@ -209,6 +214,12 @@ Advanced advanced(Builder& b, const Value& self, const std::vector<int>& index_o
   a.result_dims.assign(rest.size() + nb, 0);
   for (size_t k = 0; k < rest.size(); ++k) a.result_dims[a.window_dims[k]] = self.type.dims[rest[k]];
   for (int64_t k = 0; k < nb; ++k) a.result_dims[at + k] = a.batch[k];
+  // The CPU checks indices as it visits the result's elements: none when it is empty.
+  if (TensorType(self.type.dtype, a.result_dims).numel() > 0)
+    for (size_t k = 0; k < a.dims.size(); ++k) {
+      int64_t d = a.dims[k], n = self.type.dims[d];
+      check_range(b, v.at(index_ops[d]), -n, n, CheckKind::Index, bounds_message(static_cast<int64_t>(k), n));
+    }
   return a;
 }
 
@@ -249,12 +260,31 @@ Value put_mask(Builder& b, const Value& self, int64_t p, const Value& mask, cons
   if (values.type.rank() > g_rank) throw std::invalid_argument("index_put: values have too many dimensions");
   std::vector<int64_t> vdims(g_rank - values.type.rank(), 1);
   vdims.insert(vdims.end(), values.type.dims.begin(), values.type.dims.end());
-  Value vals = b.reshape(b.convert(values, self.type.dtype), vdims);
   int64_t n = vdims[p];
   std::vector<int64_t> full;
   for (int64_t d = 0; d < p; ++d) full.push_back(self.type.dims[d]);
   full.push_back(n);
   for (int64_t d = p + k; d < rank; ++d) full.push_back(self.type.dims[d]);
+  // The CPU's message, with the mask's true count (known only on the device) as "n".
+  std::string result = "[";
+  for (size_t d = 0; d < full.size(); ++d)
+    result += (d ? ", " : "") + (static_cast<int64_t>(d) == p ? std::string("n") : std::to_string(full[d]));
+  std::string mismatch = "shape mismatch: value tensor of shape " + shape_list(values.type.dims) +
+                         " cannot be broadcast to indexing result of shape " + result +
+                         "] (n: the mask's count of true elements)";
+  for (int64_t d = 0; d < g_rank; ++d)
+    if (d != p && vdims[d] != 1 && vdims[d] != full[d]) throw std::invalid_argument(mismatch);
+  if (n != 1) {
+    // values give one entry per true element: the count must be n (an empty
+    // values tensor goes with a mask that selects nothing).
+    Value flat = b.reshape(b.convert(m, DType::I64), {mask.type.numel()});
+    hlo::RegionBody sum = [](Builder& rb, const Values& a) { return Values{rb.add(a[0], a[1])}; };
+    Value count = mask.type.numel() == 0 ? b.constant_int(DType::I64, 0)
+                                         : b.reduce({flat}, {b.constant_int(DType::I64, 0)}, {0}, sum)[0];
+    add_runtime_check(b.compare(count, b.constant_int(DType::I64, n), "NE"), CheckKind::Runtime, mismatch);
+  }
+  if (n == 0) return self;
+  Value vals = b.reshape(b.convert(values, self.type.dtype), vdims);
   std::vector<int64_t> ident;
   for (int64_t d = 0; d < g_rank; ++d) ident.push_back(d);
   vals = b.broadcast_in_dim(vals, full, ident);
