@@ -69,3 +69,35 @@ def test_debug_mode_raises_at_the_op():
         with pytest.raises(IndexError, match="index_select"):
             torch.index_select(x, 0, i)
     still_usable()
+
+
+@pytest.mark.parametrize("call", [
+    lambda d: torch.ones(3, device=d).add_(1 + 2j),
+    lambda d: torch.ones(3, device=d).sub_(torch.tensor(2j)),
+    lambda d: torch.ones(3, dtype=torch.long, device=d).mul_(1.5),
+    lambda d: torch.ones(3, dtype=torch.long, device=d).mul_(torch.tensor(1.5, dtype=torch.float64)),
+    lambda d: torch.ones(3, dtype=torch.bool, device=d).add_(1),
+    lambda d: torch.ones(3, dtype=torch.long, device=d).sqrt_(),
+    lambda d: torch.mul(torch.ones(3, device=d), 2.5, out=torch.empty(3, dtype=torch.long, device=d)),
+])
+def test_unsafe_cast_into_written_tensor_raises_like_cpu(call):
+    """In-place and pointwise out= results are never cast unsafely (the meta
+    kernels don't check this; the CPU's TensorIterator does)."""
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type") as cpu:
+        call("cpu")
+    with pytest.raises(RuntimeError):
+        call("tpu")
+    still_usable()
+
+
+@pytest.mark.parametrize("call", [
+    lambda d: torch.ones(3, device=d).add_(torch.ones(3, dtype=torch.float64, device=d)),
+    lambda d: torch.ones(3, dtype=torch.long, device=d).fill_(1.5),
+    lambda d: torch.ones(3, device=d).logical_not_(),
+    lambda d: torch.sum(torch.ones(3, device=d), 0, out=torch.empty((), dtype=torch.long, device=d)),
+    lambda d: torch.eq(torch.ones(3, device=d), 1, out=torch.empty(3, device=d)),
+])
+def test_safe_casts_into_written_tensor_work_like_cpu(call):
+    want, got = call("cpu"), call("tpu")
+    assert got.dtype == want.dtype
+    torch.testing.assert_close(got.cpu(), want)

@@ -1,6 +1,7 @@
 #include "eager/boxed_kernel.h"
 
 #include <ATen/MemoryOverlap.h>
+#include <ATen/core/enum_tag.h>
 #include <ATen/ops/empty_strided.h>
 #include <c10/core/DefaultDtype.h>
 #include <torch/library.h>
@@ -172,6 +173,16 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
     for (const c10::IValue& r : fm) {
       const at::Tensor& t = r.toTensor();
       call.outputs.emplace_back(to_hlo(t.scalar_type(), call.op.c_str()), t.sizes().vec());
+    }
+    // The CPU's TensorIterator refuses an unsafe cast of the result into an
+    // in-place or pointwise out= tensor (float into int, complex into real);
+    // PyTorch's meta kernels don't check it, and the write-back would cast.
+    bool in_place = !has_out;
+    if (in_place || handle.hasTag(at::Tag::pointwise)) {
+      for (size_t t = 0; t < p.inv.targets.size() && t < fm.size(); ++t) {
+        c10::ScalarType from = fm[t].toTensor().scalar_type(), to = p.inv.targets[t].scalar_type();
+        TORCH_CHECK(c10::canCast(from, to), "result type ", from, " can't be cast to the desired output type ", to);
+      }
     }
     std::vector<hlo::Value> results = (*rule)(b, call, operands);
     // The functional results, cast into the written tensors.
