@@ -7,6 +7,11 @@ bash scripts/setup.sh
 # shellcheck disable=SC1091
 . .venv/bin/activate
 TORCH_TPU_PJRT_PLUGIN="$(python -c 'import os, xla_plugins.xla_cpu_pjrt as p; print(os.path.join(os.path.dirname(p.__file__), "xla_cpu_pjrt.so"))')"
+# One fresh compile cache for the whole run: later pytest processes load what
+# earlier ones compiled, and nothing an earlier run (or ~/.cache) holds is read.
+TORCH_TPU_COMPILE_CACHE="$(mktemp -d -t torch_tpu_test_xla.XXXXXX)"
+export TORCH_TPU_COMPILE_CACHE
+trap 'rm -rf "$TORCH_TPU_COMPILE_CACHE"' EXIT
 echo "== C++ unit tests (plugin: $TORCH_TPU_PJRT_PLUGIN)"
 TORCH_TPU_PJRT_PLUGIN="$TORCH_TPU_PJRT_PLUGIN" ctest --test-dir build/py --output-on-failure
 echo "== Python tests"

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "compile_cache/compile_cache.h"
 #include "device/runtime.h"
 #include "device/storage_slot.h"
 #include "eager/dtype_map.h"
@@ -149,7 +150,7 @@ void copy_storage_bytes(StorageSlot& dst, StorageSlot& src, size_t count) {
     ViewGeometry bytes{hlo::DType::U8, {static_cast<int64_t>(count)}, {1}};
     hlo::Value head = read_view(b, base, bytes, zero);
     hlo::Value full = b.pad(head, b.constant_int(hlo::DType::U8, 0), {0}, {out.dims[0] - head.type.dims[0]}, {0});
-    exe = pjrt::Executable::compile(device::runtime().client, b.finish({full}), pjrt::CompileSettings{});
+    exe = compile_cache::compile(device::runtime().client, b.finish({full}), pjrt::CompileSettings{});
     count_compile("resize_", 0);
     count_evictions(programs->insert(key, exe));
   }

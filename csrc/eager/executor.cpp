@@ -9,6 +9,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "compile_cache/compile_cache.h"
 #include "device/allocator.h"
 #include "device/generator.h"
 #include "device/runtime.h"
@@ -239,7 +240,8 @@ std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<Tensor
   const std::string& text = draft.facts.text;
   auto t0 = std::chrono::steady_clock::now();
   try {
-    draft.plan->exe = pjrt::Executable::compile(device::runtime().client, text, pjrt::CompileSettings{});
+    // Memory miss: load from the persistent cache, or compile and store.
+    draft.plan->exe = compile_cache::compile(device::runtime().client, text, pjrt::CompileSettings{});
   } catch (const pjrt::Error& e) {
     TORCH_CHECK(false, "torch_tpu: compiling ", inv.op, " failed: ", e.what(), "\nprogram:\n", text);
   }

@@ -34,6 +34,14 @@ Value per_channel(Builder& b, const Value& s, const Value& like) {
   return b.broadcast_in_dim(b.convert(b.reshape(s, {like.type.dims[1]}), like.type.dtype), like.type.dims, {1});
 }
 
+// A per-channel parameter or statistic as [C] in `ct`; a 0-d one applies to
+// every channel (what PyTorch's reference decomposition does).
+Value channels(Builder& b, const Value& p, int64_t C, DType ct) {
+  Value x = b.convert(p, ct);
+  if (x.type.rank() == 0) return b.broadcast_in_dim(x, {C}, {});
+  return b.reshape(x, {C});
+}
+
 const Value* optional(const OpCall& c, const Values& v, size_t i) {
   return c.arg(i).is_none() ? nullptr : &operand(c, v, i);
 }
@@ -68,25 +76,25 @@ Forward forward(Builder& b, const OpCall& c, const Values& v, const Value* w, co
     Value var_sum = channel_sum(b, b.multiply(xc, xc));
     var = b.multiply(var_sum, inv_n);
     if (rm) {
-      Value m = b.convert(*rm, ct);
+      Value m = channels(b, *rm, C, ct);
       f.new_rm = b.add(b.multiply(b.splat_float(ch, momentum), f.mean), b.multiply(b.splat_float(ch, 1 - momentum), m));
     }
     if (rv) {
-      Value r = b.convert(*rv, ct);
+      Value r = channels(b, *rv, C, ct);
       Value unbiased = b.divide(var_sum, b.splat_float(ch, static_cast<double>(n - 1)));
       f.new_rv = b.add(b.multiply(b.splat_float(ch, momentum), unbiased), b.multiply(b.splat_float(ch, 1 - momentum), r));
     }
   } else {
     if (!rm || !rv) throw std::invalid_argument(c.op + ": running_mean and running_var must be defined in evaluation mode");
-    f.mean = b.convert(*rm, ct);
-    var = b.convert(*rv, ct);
+    f.mean = channels(b, *rm, C, ct);
+    var = channels(b, *rv, C, ct);
   }
   f.invstd = b.divide(b.splat_float(ch, 1.0), b.unary("sqrt", b.add(var, b.splat_float(ch, eps))));
   // y = x * alpha + beta with per-channel alpha = invstd * w, beta = b - mean * alpha: the
   // CPU kernel's spelling, so half-type results round the same way.
-  Value alpha = w ? b.multiply(f.invstd, b.convert(*w, ct)) : f.invstd;
+  Value alpha = w ? b.multiply(f.invstd, channels(b, *w, C, ct)) : f.invstd;
   Value beta = b.negate(b.multiply(f.mean, alpha));
-  if (bias) beta = b.add(b.convert(*bias, ct), beta);
+  if (bias) beta = b.add(channels(b, *bias, C, ct), beta);
   Value y = b.add(b.multiply(x, per_channel(b, alpha, x)), per_channel(b, beta, x));
   f.out = b.convert(y, input.type.dtype);
   return f;
@@ -169,12 +177,12 @@ Values backward(Builder& b, const OpCall& c, const Values& v, bool train, double
     mean = b.reshape(b.convert(operand(c, v, 5), ct), {C});
     invstd = b.reshape(b.convert(operand(c, v, 6), ct), {C});
   } else {
-    mean = b.convert(operand(c, v, 3), ct);
-    Value var = b.convert(operand(c, v, 4), ct);
+    mean = channels(b, operand(c, v, 3), C, ct);
+    Value var = channels(b, operand(c, v, 4), C, ct);
     invstd = b.divide(b.splat_float(ch, 1.0), b.unary("sqrt", b.add(var, b.splat_float(ch, eps))));
   }
   const Value* w = optional(c, v, 2);
-  Value wc = w ? b.convert(*w, ct) : b.splat_float(ch, 1.0);
+  Value wc = w ? channels(b, *w, C, ct) : b.splat_float(ch, 1.0);
   Value xhat = b.multiply(b.subtract(x, per_channel(b, mean, x)), per_channel(b, invstd, x));
   Value sum_dy = channel_sum(b, dy);
   Value sum_dy_xhat = channel_sum(b, b.multiply(dy, xhat));

@@ -75,7 +75,7 @@ TORCH_TPU_LOWERING("mul.Scalar", mul);
 // (0 unless the base is +-1), but a negative *scalar* exponent is an error.
 Values pow(Builder& b, const OpCall& c, const Values& v) {
   // The CPU has no bool kernel (the meta kernel would return int64).
-  if (result_type(c, {0, 1}) == DType::Pred) throw std::invalid_argument("\"pow\" not implemented for 'Bool'");
+  if (result_type(c, {0, 1}) == DType::Pred) not_implemented_for("pow", DType::Pred);
   return binary_compute(b, c, v, 0, 1, [](Builder& b, const Value& x, const Value& y) { return b.binary("power", x, y); });
 }
 TORCH_TPU_LOWERING("pow.Tensor_Tensor", pow);

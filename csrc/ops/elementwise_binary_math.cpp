@@ -1,5 +1,5 @@
 // Binary float math the CPU has as separate kernels: fmax/fmin (NaN-ignoring),
-// copysign, heaviside, logaddexp/logaddexp2, nextafter, hypot. Same promotion as the
+// copysign, heaviside, logaddexp/logaddexp2, nextafter, ldexp, hypot. Same promotion as the
 // arithmetic rules (elementwise_common.h): operands cast to the result dtype,
 // half types computed in f32.
 #include <cmath>
@@ -59,7 +59,9 @@ TORCH_TPU_LOWERING("heaviside", [](Builder& b, const OpCall& c, const Values& v)
 // infinities return themselves (their difference is NaN).
 Values logaddexp(Builder& b, const OpCall& c, const Values& v, bool base2) {
   const TensorType& out = c.outputs[0];
-  if (!hlo::is_float(out.dtype)) throw std::invalid_argument("unsupported result dtype " + out.str());
+  // The CPU kernels take floats only (bools and complex values are rejected
+  // by the meta kernel before this runs).
+  if (!hlo::is_float(out.dtype)) not_implemented_for(base2 ? "logaddexp2_cpu" : "logaddexp_cpu", out.dtype);
   return binary_compute(b, c, v, 0, 1, [base2](Builder& b, const Value& x, const Value& y) {
     Value m = b.maximum(x, y);
     Value d = b.negate(b.unary("abs", b.subtract(x, y)));
@@ -78,20 +80,45 @@ TORCH_TPU_LOWERING("logaddexp2", [](Builder& b, const OpCall& c, const Values& v
 // representable bf16 is what the CPU returns).
 TORCH_TPU_LOWERING("nextafter", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
-  if (!hlo::is_float(out.dtype))
-    throw std::invalid_argument(std::string("\"nextafter_cpu\" not implemented for '") + hlo::dtype_name(out.dtype) +
-                                "'");
+  if (!hlo::is_float(out.dtype)) not_implemented_for("nextafter_cpu", out.dtype);
   Value x = b.broadcast_to(b.convert(operand(c, v, 0), out.dtype), out.dims);
   Value y = b.broadcast_to(b.convert(operand(c, v, 1), out.dtype), out.dims);
   return Values{b.emit1("chlo.next_after", {x, y}, "", out)};
+});
+
+// ldexp(x, e) = x * 2^e. A float x with an integral e runs the CPU's own
+// kernel (result in x's dtype), which has no bool case; otherwise the CPU
+// computes x * pow(2.0, e), the power rounded to e's float dtype (the default
+// dtype for an integral e). The power is taken in two halves so that x * 2^e
+// stays finite (and nonzero) where 2^e alone would not.
+TORCH_TPU_LOWERING("ldexp.Tensor", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  DType xt = operand(c, v, 0).type.dtype, et = operand(c, v, 1).type.dtype;
+  if (hlo::is_float(xt) && et == DType::Pred) not_implemented_for("ldexp_cpu_exp", et);
+  if (!hlo::is_float(out.dtype)) throw std::invalid_argument("ldexp: unsupported result dtype " + out.str());
+  DType ct = compute_type(out.dtype);
+  Value x = lift(b, c, v, 0, out.dtype, ct, out.dims);
+  Value e = b.broadcast_to(operand(c, v, 1), out.dims);
+  if (!hlo::is_float(xt) || hlo::is_float(et)) {
+    DType pt = hlo::is_float(et) ? et : c.default_float;
+    Value ef = b.convert(e, compute_type(pt));
+    Value p = b.convert(b.binary("power", full_like(b, ef, 2), ef), pt);
+    return Values{b.convert(b.multiply(x, b.convert(p, ct)), out.dtype)};
+  }
+  Value half = b.divide(e, b.splat_int(e.type, 2));
+  Value rest = b.subtract(e, half);
+  auto two_to = [&](const Value& k) {
+    Value kf = b.convert(k, ct);
+    return b.binary("power", full_like(b, kf, 2), kf);
+  };
+  return Values{b.convert(b.multiply(b.multiply(x, two_to(half)), two_to(rest)), out.dtype)};
 });
 
 // hypot(x, y) = m sqrt(1 + (n/m)^2), m = max(|x|, |y|), n = min: no overflow
 // or underflow in the squares; inf wins over NaN as in C's hypot.
 TORCH_TPU_LOWERING("hypot", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
-  if (!hlo::is_float(out.dtype))
-    throw NotImplemented(std::string("\"hypot_cpu\" not implemented for '") + hlo::dtype_name(out.dtype) + "'");
+  if (!hlo::is_float(out.dtype)) not_implemented_for("hypot_cpu", out.dtype);
   return binary_compute(b, c, v, 0, 1, [](Builder& b, const Value& x, const Value& y) {
     Value ax = b.unary("abs", x), ay = b.unary("abs", y);
     Value m = b.maximum(ax, ay), n = b.minimum(ax, ay);

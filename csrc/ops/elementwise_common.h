@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "ops/lowering_error.h"
 #include "ops/lowering_helpers.h"
 #include "ops/runtime_check.h"
 #include "ops/type_promotion.h"
@@ -83,11 +84,10 @@ inline void runtime_check(Builder& b, const Value& failed, const std::string& me
 }
 
 // Mirrors the CPU kernels' "not implemented for 'Bool'" dtype checks, which
-// the meta kernels do not make.
+// the meta kernels do not make: NotImplementedError naming the kernel and the
+// dtype it dispatched on (the result's), as the CPU does.
 inline void reject_dtype(const OpCall& c, bool bad, const char* what) {
-  if (bad)
-    throw std::invalid_argument(std::string("\"") + what + "\" not implemented for '" +
-                                hlo::dtype_name(c.operands.at(0).dtype) + "'");
+  if (bad) not_implemented_for(what, c.outputs.at(0).dtype);
 }
 
 }  // namespace torch_tpu::ops::ew

@@ -47,23 +47,31 @@ Value bound(Builder& b, const Value& x, const Value& limit, bool lower) {
 }
 
 // clamp(self, min, max) = min(max(self, min), max); either bound may be None
-// (argument index 0 = absent). Computed in the result dtype.
-Values clamp(Builder& b, const OpCall& c, const Values& v, size_t lo, size_t hi) {
+// (argument index 0 = absent). Computed in the result dtype. `scalar`: the
+// Scalar overloads, whose CPU kernels (like clamp.Tensor with both bounds)
+// have no bool case; one tensor bound alone runs maximum/minimum, which do.
+Values clamp(Builder& b, const OpCall& c, const Values& v, size_t lo, size_t hi, bool scalar) {
   const TensorType& out = c.outputs[0];
   bool has_lo = lo && !c.arg(lo).is_none(), has_hi = hi && !c.arg(hi).is_none();
   if (!has_lo && !has_hi) throw std::invalid_argument("torch.clamp: At least one of 'min' or 'max' must not be None");
+  if (out.dtype == DType::Pred && (scalar || (has_lo && has_hi))) {
+    const char* kernel = has_lo && has_hi ? (scalar ? "clamp_scalar_cpu" : "clamp_cpu")
+                         : has_lo         ? "clamp_min_scalar_cpu"
+                                          : "clamp_max_scalar_cpu";
+    not_implemented_for(kernel, out.dtype);
+  }
   DType ct = compute_type(out.dtype);
   Value r = lift(b, c, v, 0, out.dtype, ct, out.dims);
   if (has_lo) r = bound(b, r, lift(b, c, v, lo, out.dtype, ct, out.dims), true);
   if (has_hi) r = bound(b, r, lift(b, c, v, hi, out.dtype, ct, out.dims), false);
   return Values{b.convert(r, out.dtype)};
 }
-TORCH_TPU_LOWERING("clamp", [](Builder& b, const OpCall& c, const Values& v) { return clamp(b, c, v, 1, 2); });
-TORCH_TPU_LOWERING("clamp.Tensor", [](Builder& b, const OpCall& c, const Values& v) { return clamp(b, c, v, 1, 2); });
-TORCH_TPU_LOWERING("clamp_min", [](Builder& b, const OpCall& c, const Values& v) { return clamp(b, c, v, 1, 0); });
-TORCH_TPU_LOWERING("clamp_min.Tensor", [](Builder& b, const OpCall& c, const Values& v) { return clamp(b, c, v, 1, 0); });
-TORCH_TPU_LOWERING("clamp_max", [](Builder& b, const OpCall& c, const Values& v) { return clamp(b, c, v, 0, 1); });
-TORCH_TPU_LOWERING("clamp_max.Tensor", [](Builder& b, const OpCall& c, const Values& v) { return clamp(b, c, v, 0, 1); });
+TORCH_TPU_LOWERING("clamp", [](Builder& b, const OpCall& c, const Values& v) { return clamp(b, c, v, 1, 2, true); });
+TORCH_TPU_LOWERING("clamp.Tensor", [](Builder& b, const OpCall& c, const Values& v) { return clamp(b, c, v, 1, 2, false); });
+TORCH_TPU_LOWERING("clamp_min", [](Builder& b, const OpCall& c, const Values& v) { return clamp(b, c, v, 1, 0, true); });
+TORCH_TPU_LOWERING("clamp_min.Tensor", [](Builder& b, const OpCall& c, const Values& v) { return clamp(b, c, v, 1, 0, false); });
+TORCH_TPU_LOWERING("clamp_max", [](Builder& b, const OpCall& c, const Values& v) { return clamp(b, c, v, 0, 1, true); });
+TORCH_TPU_LOWERING("clamp_max.Tensor", [](Builder& b, const OpCall& c, const Values& v) { return clamp(b, c, v, 0, 1, false); });
 
 double largest(DType t) {
   switch (t) {

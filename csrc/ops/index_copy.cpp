@@ -7,6 +7,7 @@
 #include "ops/lowering_helpers.h"
 #include "ops/registry.h"
 #include "ops/runtime_check.h"
+#include "ops/torch_dtype_name.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -15,10 +16,16 @@ Values index_copy_rule(Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
   Value self = b.convert(operand(c, v, 0), out.dtype);
   Value index = operand(c, v, 2);
+  // The CPU's checks, in its order: a long index, then one dtype for self and source.
+  if (index.type.dtype != DType::I64)
+    throw std::invalid_argument(std::string("index_copy_(): Expected a long tensor for index, but got ") +
+                                torch_dtype_name(index.type.dtype));
+  DType self_t = operand(c, v, 0).type.dtype, source_t = operand(c, v, 3).type.dtype;
+  if (self_t != source_t)
+    throw std::invalid_argument(std::string("index_copy_(): self and source expected to have the same dtype, but got "
+                                            "(self) ") + torch_dtype_name(self_t) + " and (source) " +
+                                torch_dtype_name(source_t));
   Value source = b.convert(operand(c, v, 3), out.dtype);
-  if (hlo::is_float(index.type.dtype) || index.type.dtype == DType::Pred)
-    throw std::invalid_argument("index_copy_(): Expected a long tensor for index, but got " +
-                                std::string(hlo::dtype_name(index.type.dtype)));
   int64_t rank = self.type.rank();
   if (rank == 0) {  // a 0-d self is one slice
     self = b.reshape(self, {1});

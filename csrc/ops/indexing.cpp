@@ -4,10 +4,12 @@
 // mask's values. Reading x[mask] has a data-dependent shape and is not lowered.
 // Indices are assumed in range (StableHLO clamps or drops the others).
 #include <stdexcept>
+#include <string>
 
 #include "ops/lowering_helpers.h"
 #include "ops/registry.h"
 #include "ops/runtime_check.h"
+#include "ops/torch_dtype_name.h"
 #include "ops/type_promotion.h"
 
 namespace torch_tpu::ops {
@@ -88,6 +90,8 @@ TORCH_TPU_LOWERING("index_select", [](Builder& b, const OpCall& c, const Values&
   const TensorType& out = c.outputs[0];
   const Value& self = operand(c, v, 0);
   const Value& index = operand(c, v, 2);
+  if (index.type.dtype != DType::I64 && index.type.dtype != DType::I32)
+    throw std::invalid_argument("index_select(): Expected dtype int32 or int64 for index");
   int64_t rank = self.type.rank(), dim = wrap_dim(c.arg(1).i, rank);
   check_range(b, index, 0, rank == 0 ? 1 : self.type.dims[dim], CheckKind::Index, "index out of range in self");
   if (out.numel() == 0 || self.type.numel() == 0) return Values{b.splat_int(out, 0)};
@@ -104,6 +108,7 @@ Values index_fill(Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
   const Value& self = operand(c, v, 0);
   const Value& index = operand(c, v, 2);
+  if (index.type.dtype != DType::I64) throw std::out_of_range("index_fill_(): Expected dtype int64 for index.");
   int64_t rank = self.type.rank(), dim = wrap_dim(c.arg(1).i, rank);
   int64_t size = rank == 0 ? 1 : self.type.dims[dim], n = index.type.numel();
   check_range(b, index, -size, size, CheckKind::Index, "index out of range in self");
@@ -141,6 +146,13 @@ TORCH_TPU_LOWERING("index_add", [](Builder& b, const OpCall& c, const Values& v)
   const Value& self = operand(c, v, 0);
   const Value& index = operand(c, v, 2);
   DType dt = self.type.dtype, ct = compute_type(dt);
+  // The CPU's checks, in its order: the index dtype, then one dtype for self and source.
+  if (index.type.dtype != DType::I64 && index.type.dtype != DType::I32)
+    throw std::invalid_argument(std::string("index_add_(): Expected dtype int32/int64 for index but got: ") +
+                                torch_dtype_name(index.type.dtype));
+  if (operand(c, v, 3).type.dtype != dt)
+    throw std::invalid_argument(std::string("index_add_(): self (") + torch_dtype_name(dt) + ") and source (" +
+                                torch_dtype_name(operand(c, v, 3).type.dtype) + ") must have the same scalar type");
   int64_t rank = std::max<int64_t>(self.type.rank(), 1), dim = wrap_dim(c.arg(1).i, self.type.rank());
   int64_t size = self.type.rank() == 0 ? 1 : self.type.dims[dim];
   check_range(b, index, 0, size, CheckKind::Runtime, bounds_message(dim, size));

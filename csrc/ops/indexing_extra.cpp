@@ -8,6 +8,7 @@
 #include "ops/lowering_helpers.h"
 #include "ops/registry.h"
 #include "ops/runtime_check.h"
+#include "ops/torch_dtype_name.h"
 #include "ops/type_promotion.h"
 
 namespace torch_tpu::ops {
@@ -81,8 +82,18 @@ Values index_reduce_rule(Builder& b, const OpCall& c, const Values& v) {
   Value source = b.convert(operand(c, v, 3), dt);
   const std::string& r = c.arg(4).s;
   bool include_self = c.arg(5).b;
+  // The CPU's checks, in its order: the reduction, the index dtype, one dtype for self and source.
   Combine how = r == "prod" ? Combine::Multiply : r == "mean" ? Combine::Add : r == "amax" ? Combine::Max
-              : r == "amin" ? Combine::Min : throw std::invalid_argument("index_reduce: unknown reduce " + r);
+              : r == "amin" ? Combine::Min
+              : throw std::invalid_argument("index_reduce(): Expected reduce to be one of prod, mean, amax or amin "
+                                            "but got " + r + ".");
+  if (index.type.dtype != DType::I64 && index.type.dtype != DType::I32)
+    throw std::invalid_argument(std::string("index_reduce_(): Expected dtype int32/int64 for index but got: ") +
+                                torch_dtype_name(index.type.dtype));
+  DType self_t = operand(c, v, 0).type.dtype, source_t = operand(c, v, 3).type.dtype;
+  if (self_t != source_t)
+    throw std::invalid_argument(std::string("index_reduce_(): self (") + torch_dtype_name(self_t) + ") and source (" +
+                                torch_dtype_name(source_t) + ") must have the same scalar type");
   if (self.type.rank() == 0) {  // a 0-d self is one slice; the CPU takes one index only
     if (index.type.numel() != 1)
       throw std::out_of_range("index_reduce(): Dimension specified as 0 but tensor has no dimensions");
@@ -126,6 +137,20 @@ Values put_rule(Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
   Value self = b.convert(operand(c, v, 0), out.dtype);
   Value index = operand(c, v, 1);
+  // The CPU's checks, in its order: one dtype for self and source, a long
+  // index, as many source values as indices (IndexError).
+  DType self_t = operand(c, v, 0).type.dtype, source_t = operand(c, v, 2).type.dtype;
+  if (self_t != source_t)
+    throw std::invalid_argument(std::string("put_(): self and source expected to have the same dtype, but got "
+                                            "self.dtype = ") + torch_dtype_name(self_t) + " and source.dtype = " +
+                                torch_dtype_name(source_t));
+  if (index.type.dtype != DType::I64)
+    throw std::invalid_argument(std::string("put_(): Expected a long tensor for index, but got ") +
+                                torch_dtype_name(index.type.dtype));
+  if (operand(c, v, 2).type.numel() != index.type.numel())
+    throw std::out_of_range("put_(): Expected source and index to have the same number of elements, but got "
+                            "source.numel() = " + std::to_string(operand(c, v, 2).type.numel()) +
+                            ", index.numel() = " + std::to_string(index.type.numel()));
   Value source = b.convert(operand(c, v, 2), out.dtype);
   bool accumulate = c.arg(3).b;
   int64_t numel = self.type.numel(), n = index.type.numel();

@@ -164,7 +164,18 @@ Values unpack(Builder& b, const Value& lu, const Value& piv, const TensorType& p
 }
 
 TORCH_TPU_LOWERING("lu_unpack", [](Builder& b, const OpCall& c, const Values& v) {
-  return unpack(b, operand(c, v, 0), operand(c, v, 1), c.outputs[0], c.outputs[1], c.outputs[2]);
+  // The meta kernel does not check the pivots' shape (the CPU kernel does):
+  // unpack reads pivots as (*batch, min(m, n)).
+  const Value lu = operand(c, v, 0), piv = operand(c, v, 1);
+  if (lu.type.rank() >= 2 && numel(c.outputs[0]) > 0) {
+    int64_t r = lu.type.rank();
+    std::vector<int64_t> want = batch_of(lu.type);
+    want.push_back(std::min(lu.type.dims[r - 2], lu.type.dims[r - 1]));
+    if (piv.type.dims != want)
+      throw std::invalid_argument(c.op + ": pivots of shape " + piv.type.str() +
+                                  " do not match LU's batch and min(m, n)");
+  }
+  return unpack(b, lu, piv, c.outputs[0], c.outputs[1], c.outputs[2]);
 });
 
 // linalg_lu = lu_factor then lu_unpack, in one program.

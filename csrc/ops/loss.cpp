@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <functional>
 #include <stdexcept>
+#include <string>
 
 #include "ops/lowering_helpers.h"
 #include "ops/registry.h"
 #include "ops/runtime_check.h"
+#include "ops/torch_dtype_name.h"
 #include "ops/type_promotion.h"
 
 namespace torch_tpu::ops {
@@ -250,6 +252,10 @@ void check_probabilities(Builder& b, const Value& x) {
 // (y - 1) * max(log1p(-x), -100) - y * max(log(x), -100), times the weight.
 TORCH_TPU_LOWERING("binary_cross_entropy", [](Builder& b, const OpCall& c, const Values& v) {
   const Value* w = c.arg(2).is_none() ? nullptr : &operand(c, v, 2);
+  DType self_t = operand(c, v, 0).type.dtype, target_t = operand(c, v, 1).type.dtype;
+  if (self_t != target_t)  // the CPU's check, before any value is read
+    throw std::invalid_argument(std::string("Found dtype ") + torch_dtype_name(target_t) + " but expected " +
+                                torch_dtype_name(self_t));
   return pointwise_loss(b, c, v, reduction_of(c, 3), [w](Builder& b, const Value& x, const Value& y) {
     check_probabilities(b, x);
     Value floor = b.splat_float(x.type, -100.0);

@@ -5,6 +5,10 @@
 //                            kernels don't implement either (e.g. bool convolution)
 #pragma once
 #include <stdexcept>
+#include <string>
+
+#include "hlo/dtype.h"
+#include "ops/torch_dtype_name.h"
 
 namespace torch_tpu::ops {
 
@@ -18,5 +22,12 @@ struct NotImplemented : std::logic_error {
 struct NoComplexRule : NotImplemented {
   using NotImplemented::NotImplemented;
 };
+
+
+// The CPU's AT_DISPATCH failure for a dtype its kernel has no case for:
+// NotImplementedError: "bitwise_and_cpu" not implemented for 'Float'.
+[[noreturn]] inline void not_implemented_for(const std::string& kernel, hlo::DType t) {
+  throw NotImplemented("\"" + kernel + "\" not implemented for '" + torch_dtype_name(t) + "'");
+}
 
 }  // namespace torch_tpu::ops

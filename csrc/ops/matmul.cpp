@@ -129,9 +129,11 @@ TORCH_TPU_LOWERING("addmv", [](Builder& b, const OpCall& c, const Values& v) {
   return Values{finish(b, scale_add(b, c, v, p), c)};
 });
 
-// addr(self, vec1, vec2, *, beta, alpha): outer product, no contraction.
+// addr(self, vec1, vec2, *, beta, alpha): outer product, no contraction. Unlike
+// the gemm kernels the CPU's addr promotes mixed dtypes (self expanded first,
+// so a 0-d self counts like the vectors): no same-dtype check.
 TORCH_TPU_LOWERING("addr", [](Builder& b, const OpCall& c, const Values& v) {
-  DType acc = acc_of(c);  // bool works as is: StableHLO's add/multiply are or/and on i1
+  DType acc = compute_type(c.outputs[0].dtype);  // bool works as is: StableHLO's add/multiply are or/and on i1
   const Dims& out = c.outputs[0].dims;
   Value x = b.broadcast_in_dim(b.convert(operand(c, v, 1), acc), out, {0});
   Value y = b.broadcast_in_dim(b.convert(operand(c, v, 2), acc), out, {1});

@@ -35,7 +35,7 @@ TORCH_TPU_LOWERING("angle", [](Builder& b, const OpCall& c, const Values& v) {
 TORCH_TPU_LOWERING("trace", [](Builder& b, const OpCall& c, const Values& v) {
   const Value& x = operand(c, v, 0);
   const TensorType& out = c.outputs[0];
-  if (x.type.dtype == DType::Pred) throw NotImplemented("\"trace\" not implemented for 'Bool'");
+  if (x.type.dtype == DType::Pred) not_implemented_for("trace", DType::Pred);
   if (x.type.rank() != 2) throw std::invalid_argument("trace: expected a matrix");
   int64_t rows = x.type.dims[0], cols = x.type.dims[1], m = std::min(rows, cols);
   DType acc = hlo::is_float(out.dtype) ? compute_type(out.dtype) : out.dtype;
@@ -52,7 +52,7 @@ Values shift(Builder& b, const OpCall& c, const Values& v, bool left) {
   const TensorType& out = c.outputs[0];
   const char* kernel = left ? "lshift_cpu" : "rshift_cpu";
   if (!hlo::is_integral(out.dtype))
-    throw NotImplemented(std::string("\"") + kernel + "\" not implemented for '" + hlo::dtype_name(out.dtype) + "'");
+    not_implemented_for(kernel, out.dtype);
   Value x = to_type(b, operand(c, v, 0), out);
   Value n = to_type(b, operand(c, v, 1), out);
   const char* op = left ? "shift_left" : hlo::is_unsigned(out.dtype) ? "shift_right_logical" : "shift_right_arithmetic";

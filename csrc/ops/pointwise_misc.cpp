@@ -31,7 +31,9 @@ Lifted lift_all(Builder& b, const OpCall& c, const Values& v, std::initializer_l
 
 // lerp(self, end, w): self + w * (end - self) for |w| < 0.5, else
 // end - (end - self) * (1 - w), which is exact at w == 1.
-Values lerp(Builder& b, const OpCall& c, const Values& v) {
+// The CPU kernels take float and complex values only.
+Values lerp(Builder& b, const OpCall& c, const Values& v, const char* kernel) {
+  if (!hlo::is_float(c.outputs[0].dtype)) not_implemented_for(kernel, c.outputs[0].dtype);
   Lifted l = lift_all(b, c, v, {0, 1, 2});
   const Value &self = l.x[0], &end = l.x[1], &w = l.x[2];
   Value diff = b.subtract(end, self);
@@ -40,8 +42,12 @@ Values lerp(Builder& b, const OpCall& c, const Values& v) {
   Value near_end = b.subtract(end, b.multiply(diff, b.subtract(full_like(b, w, 1), w)));
   return Values{b.convert(b.select(small, near_self, near_end), l.out)};
 }
-TORCH_TPU_LOWERING("lerp.Scalar", lerp);
-TORCH_TPU_LOWERING("lerp.Tensor", lerp);
+TORCH_TPU_LOWERING("lerp.Scalar", [](Builder& b, const OpCall& c, const Values& v) {
+  return lerp(b, c, v, "lerp_kernel_scalar");
+});
+TORCH_TPU_LOWERING("lerp.Tensor", [](Builder& b, const OpCall& c, const Values& v) {
+  return lerp(b, c, v, "lerp_kernel_tensor");
+});
 
 // addcmul(self, t1, t2, value) = self + value * t1 * t2
 TORCH_TPU_LOWERING("addcmul", [](Builder& b, const OpCall& c, const Values& v) {

@@ -67,6 +67,9 @@ TORCH_TPU_LOWERING("searchsorted.Tensor", [](Builder& b, const OpCall& c, const 
   DType ct = result_type(c, {0, 1});
   Value seq = b.convert(operand(c, v, 0), ct), vals = b.convert(operand(c, v, 1), ct);
   bool right = c.arg(3).b || (!c.arg(4).is_none() && c.arg(4).s == "right");
+  if (seq.type.rank() == 0)
+    throw std::invalid_argument("boundaries tensor should be 1 dimension or the first N-1 dimensions of "
+                                "boundaries tensor and input value tensor must match, but we got boundaries tensor dim(0)");
   if (out.numel() == 0) return Values{b.splat_int(out, 0)};
   if (seq.type.numel() == 0) return Values{b.splat_int(out, 0)};
   if (!c.arg(5).is_none()) seq = apply_sorter(b, seq, operand(c, v, 5));
@@ -79,6 +82,10 @@ TORCH_TPU_LOWERING("bucketize.Tensor", [](Builder& b, const OpCall& c, const Val
   const TensorType& out = c.outputs[0];
   DType ct = result_type(c, {0, 1});
   Value vals = b.convert(operand(c, v, 0), ct), seq = b.convert(operand(c, v, 1), ct);
+  // The meta kernel does not check the boundaries' rank (the CPU kernel does).
+  if (seq.type.rank() != 1)
+    throw std::invalid_argument("boundaries tensor must be 1 dimension, but got dim(" +
+                                std::to_string(seq.type.rank()) + ")");
   if (out.numel() == 0 || seq.type.numel() == 0) return Values{b.splat_int(out, 0)};
   if (vals.type.rank() == 0) vals = b.reshape(vals, {1});
   return Values{insertion_points(b, seq, vals, c.arg(3).b, out)};

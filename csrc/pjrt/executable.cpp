@@ -40,6 +40,60 @@ std::shared_ptr<Executable> Executable::compile(
       new Executable(std::move(client), args.executable, settings));
 }
 
+std::shared_ptr<Executable> Executable::deserialize(
+    std::shared_ptr<Client> client, const std::string& bytes,
+    const CompileSettings& settings) {
+  if (!client) {
+    throw Error(kInvalidArgument, "Executable::deserialize: null Client");
+  }
+  const abi::PJRT_Api* c = client->api()->raw();
+  if (c->PJRT_Executable_DeserializeAndLoad == nullptr) {
+    throw Error(kUnimplemented,
+                "plugin does not implement PJRT_Executable_DeserializeAndLoad");
+  }
+  auto args = abi::make<abi::PJRT_Executable_DeserializeAndLoad_Args>();
+  args.client = client->raw();
+  args.serialized_executable = bytes.data();
+  args.serialized_executable_size = bytes.size();
+  check(c, c->PJRT_Executable_DeserializeAndLoad(&args),
+        "PJRT_Executable_DeserializeAndLoad");
+  return std::shared_ptr<Executable>(
+      new Executable(std::move(client), args.loaded_executable, settings));
+}
+
+std::string Executable::serialize() const {
+  const abi::PJRT_Api* c = client_->api()->raw();
+  if (c->PJRT_Executable_Serialize == nullptr) {
+    throw Error(kUnimplemented,
+                "plugin does not implement PJRT_Executable_Serialize");
+  }
+  // Serialize works on the unloaded view, which we own and must destroy.
+  auto get = abi::make<abi::PJRT_LoadedExecutable_GetExecutable_Args>();
+  get.loaded_executable = executable_;
+  check(c, c->PJRT_LoadedExecutable_GetExecutable(&get),
+        "PJRT_LoadedExecutable_GetExecutable");
+  auto args = abi::make<abi::PJRT_Executable_Serialize_Args>();
+  args.executable = get.executable;
+  abi::PJRT_Error* error = c->PJRT_Executable_Serialize(&args);
+  std::string bytes;
+  if (error == nullptr && args.serialized_bytes != nullptr) {
+    bytes.assign(args.serialized_bytes, args.serialized_bytes_size);
+  }
+  if (args.serialized_executable != nullptr &&
+      args.serialized_executable_deleter != nullptr) {
+    args.serialized_executable_deleter(args.serialized_executable);
+  }
+  auto destroy_view = abi::make<abi::PJRT_Executable_Destroy_Args>();
+  destroy_view.executable = get.executable;
+  check_noexcept(c, c->PJRT_Executable_Destroy(&destroy_view),
+                 "PJRT_Executable_Destroy");
+  check(c, error, "PJRT_Executable_Serialize");
+  if (bytes.empty()) {
+    throw Error(kInternal, "PJRT_Executable_Serialize returned no bytes");
+  }
+  return bytes;
+}
+
 Executable::Executable(std::shared_ptr<Client> client,
                        abi::PJRT_LoadedExecutable* executable,
                        CompileSettings settings)

@@ -38,6 +38,14 @@ class Executable : public std::enable_shared_from_this<Executable> {
       std::shared_ptr<Client> client, const std::string& stablehlo_mlir_text,
       const CompileSettings& settings = {});
 
+  // Loads bytes from serialize() (same plugin build only; the caller keys
+  // its cache so). `settings` must be the ones the program was compiled with:
+  // they are not re-applied, only remembered (portable or not). Throws Error,
+  // kUnimplemented when the plugin lacks the entry.
+  static std::shared_ptr<Executable> deserialize(
+      std::shared_ptr<Client> client, const std::string& bytes,
+      const CompileSettings& settings = {});
+
   ~Executable();
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
@@ -62,6 +70,10 @@ class Executable : public std::enable_shared_from_this<Executable> {
   ExecuteResult execute(
       const std::vector<Buffer*>& args, const Device& device,
       const std::vector<int64_t>& non_donatable_input_indices = {});
+
+  // The plugin's serialization of the compiled program, for a persistent
+  // cache. Throws Error (kUnimplemented when the plugin lacks the entry).
+  std::string serialize() const;
 
   abi::PJRT_LoadedExecutable* raw() const { return executable_; }
   const std::shared_ptr<Client>& client() const { return client_; }

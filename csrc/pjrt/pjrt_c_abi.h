@@ -33,6 +33,7 @@ struct PJRT_DeviceDescription;
 struct PJRT_Memory;
 struct PJRT_Executable;
 struct PJRT_LoadedExecutable;
+struct PJRT_SerializedExecutable;
 struct PJRT_Buffer;
 struct PJRT_ExecuteContext;
 struct PJRT_SendCallbackInfo;
@@ -322,6 +323,26 @@ TPU_PJRT_ARGS(PJRT_Executable_NumOutputs) {
   PJRT_Executable* executable;
   size_t num_outputs;  // out
 };
+// Serialize writes its bytes into an object the plugin owns; the caller frees
+// it once, with the deleter the plugin hands back.
+TPU_PJRT_ARGS(PJRT_Executable_Serialize) {
+  TPU_PJRT_HEAD;
+  const PJRT_Executable* executable;
+  const char* serialized_bytes;  // out, valid until the deleter runs
+  size_t serialized_bytes_size;  // out
+  PJRT_SerializedExecutable* serialized_executable;  // out, owns the bytes
+  void (*serialized_executable_deleter)(PJRT_SerializedExecutable*);  // out
+};
+TPU_PJRT_ARGS(PJRT_Executable_DeserializeAndLoad) {
+  TPU_PJRT_HEAD;
+  PJRT_Client* client;
+  const char* serialized_executable;  // bytes from PJRT_Executable_Serialize
+  size_t serialized_executable_size;
+  PJRT_LoadedExecutable* loaded_executable;  // out, caller destroys
+  // nullptr: keep the options stored with the executable.
+  const char* overridden_serialized_compile_options;
+  size_t overridden_serialized_compile_options_size;
+};
 TPU_PJRT_ARGS(PJRT_LoadedExecutable_Destroy) {
   TPU_PJRT_HEAD;
   PJRT_LoadedExecutable* executable;
@@ -482,7 +503,7 @@ struct PJRT_Api {
   TPU_PJRT_UNUSED(PJRT_Executable_GetCostAnalysis);
   TPU_PJRT_UNUSED(PJRT_Executable_OutputMemoryKinds);
   TPU_PJRT_UNUSED(PJRT_Executable_OptimizedProgram);
-  TPU_PJRT_UNUSED(PJRT_Executable_Serialize);
+  TPU_PJRT_FN(PJRT_Executable_Serialize);
 
   TPU_PJRT_FN(PJRT_LoadedExecutable_Destroy);
   TPU_PJRT_FN(PJRT_LoadedExecutable_GetExecutable);
@@ -490,7 +511,7 @@ struct PJRT_Api {
   TPU_PJRT_UNUSED(PJRT_LoadedExecutable_Delete);
   TPU_PJRT_UNUSED(PJRT_LoadedExecutable_IsDeleted);
   TPU_PJRT_FN(PJRT_LoadedExecutable_Execute);
-  TPU_PJRT_UNUSED(PJRT_Executable_DeserializeAndLoad);
+  TPU_PJRT_FN(PJRT_Executable_DeserializeAndLoad);
   TPU_PJRT_UNUSED(PJRT_LoadedExecutable_Fingerprint);
 
   TPU_PJRT_FN(PJRT_Buffer_Destroy);

@@ -55,6 +55,10 @@ TPU_PJRT_STRUCT_SIZE(PJRT_Device_MemoryStats_Args, peak_pool_bytes_is_set);
 TPU_PJRT_STRUCT_SIZE(PJRT_Executable_Destroy_Args, executable);
 TPU_PJRT_STRUCT_SIZE(PJRT_Executable_Name_Args, executable_name_size);
 TPU_PJRT_STRUCT_SIZE(PJRT_Executable_NumOutputs_Args, num_outputs);
+TPU_PJRT_STRUCT_SIZE(PJRT_Executable_Serialize_Args,
+                     serialized_executable_deleter);
+TPU_PJRT_STRUCT_SIZE(PJRT_Executable_DeserializeAndLoad_Args,
+                     overridden_serialized_compile_options_size);
 TPU_PJRT_STRUCT_SIZE(PJRT_LoadedExecutable_Destroy_Args, executable);
 TPU_PJRT_STRUCT_SIZE(PJRT_LoadedExecutable_GetExecutable_Args, executable);
 TPU_PJRT_STRUCT_SIZE(PJRT_LoadedExecutable_AddressableDevices_Args,
@@ -119,5 +123,13 @@ static_assert(StructSize<PJRT_Buffer_ToHostBuffer_Args>::value == 56,
               "ToHostBuffer");
 static_assert(StructSize<PJRT_Client_Compile_Args>::value == 56, "Compile");
 static_assert(StructSize<PJRT_Program>::value == 48, "Program");
+static_assert(StructSize<PJRT_Executable_Serialize_Args>::value == 56,
+              "Serialize");
+static_assert(StructSize<PJRT_Executable_DeserializeAndLoad_Args>::value == 64,
+              "DeserializeAndLoad");
+static_assert(offsetof(PJRT_Api, PJRT_Executable_Serialize) == 432,
+              "PJRT_Api table order");
+static_assert(offsetof(PJRT_Api, PJRT_Executable_DeserializeAndLoad) == 488,
+              "PJRT_Api table order");
 
 }  // namespace torch_tpu::pjrt::abi

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "compile_cache/compile_cache.h"
 #include "device/allocator.h"
 #include "device/generator.h"
 #include "device/runtime.h"
@@ -86,6 +87,13 @@ py::dict metrics() {
   int64_t fallbacks = 0;
   for (const auto& kv : m.fallbacks_by_op) fallbacks += kv.second;
   d["fallbacks"] = fallbacks;
+  compile_cache::Stats disk = compile_cache::stats();  // the persistent cache behind memory misses
+  d["disk_cache_hits"] = disk.hits;
+  d["disk_cache_misses"] = disk.misses;
+  d["disk_cache_writes"] = disk.writes;
+  d["disk_cache_errors"] = disk.errors;
+  d["disk_cache_evictions"] = disk.evictions;
+  d["disk_cache_load_seconds"] = disk.load_seconds;
   d["cache_validations"] = eager::cache_validations();  // TORCH_TPU_VALIDATE_CACHE=1: hits checked
   return d;
 }
@@ -112,7 +120,11 @@ PYBIND11_MODULE(_C, m) {
   m.def("memory_stats", &memory_stats);
   m.def("mem_get_info", &mem_get_info);
   m.def("metrics", &metrics);
-  m.def("reset_metrics", &eager::reset_metrics);
+  m.def("reset_metrics", []() {
+    eager::reset_metrics();
+    compile_cache::reset_stats();
+  });
+  m.def("_compile_cache_dir", &compile_cache::active_dir);
   m.def("_default_generator", [](int i) {
     return py::reinterpret_steal<py::object>(
         THPGenerator_initDefaultGenerator(device::default_generator(static_cast<c10::DeviceIndex>(i))));

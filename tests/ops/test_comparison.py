@@ -238,3 +238,35 @@ def test_comparison_backward():
             fn(x, y).backward()
             grads.append((x.grad.cpu(), None if y.grad is None else y.grad.cpu()))
         torch.testing.assert_close(grads[1], grads[0])
+
+
+# --- bitwise ops on floats: the CPU's NotImplementedError, PyTorch's dtype name -----
+
+_BITWISE_F = torch.tensor([1.5, -2.0, 3.0])
+_BITWISE_I = torch.tensor([1, -2, 3])
+_BITWISE_B = torch.tensor([True, False, True])
+
+BITWISE_FLOAT_CALLS = {
+    "and(f32, f32)": lambda d: torch.bitwise_and(d(_BITWISE_F), d(_BITWISE_F)),
+    "and(cpu0d bool, f32)": lambda d: torch.bitwise_and(torch.tensor(True), d(_BITWISE_F)),
+    "and(1.5, bool)": lambda d: torch.bitwise_and(1.5, d(_BITWISE_B)),
+    "and(int, 1.5)": lambda d: torch.bitwise_and(d(_BITWISE_I), 1.5),
+    "and(int, cpu0d f64)": lambda d: torch.bitwise_and(d(_BITWISE_I), torch.tensor(2.0, dtype=torch.float64)),
+    "and_(f32, 1)": lambda d: d(_BITWISE_F.clone()).bitwise_and_(1),
+    "and_(f32, int)": lambda d: d(_BITWISE_F.clone()).bitwise_and_(d(_BITWISE_I)),
+    "or(f32, True)": lambda d: torch.bitwise_or(d(_BITWISE_F), True),
+    "or(int, f32)": lambda d: torch.bitwise_or(d(_BITWISE_I), d(_BITWISE_F)),
+    "xor(f32, 2)": lambda d: torch.bitwise_xor(d(_BITWISE_F), 2),
+    "xor(int, f32)": lambda d: torch.bitwise_xor(d(_BITWISE_I), d(_BITWISE_F)),
+    "not(f32)": lambda d: torch.bitwise_not(d(_BITWISE_F)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BITWISE_FLOAT_CALLS))
+def test_bitwise_float_raises_like_cpu(name):
+    fn = BITWISE_FLOAT_CALLS[name]
+    with pytest.raises(NotImplementedError) as cpu:
+        fn(lambda t: t)
+    with pytest.raises(NotImplementedError) as tpu:
+        fn(lambda t: t.to("tpu"))
+    assert str(cpu.value) in str(tpu.value)  # "bitwise_and_cpu" not implemented for 'Float'

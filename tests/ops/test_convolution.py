@@ -244,3 +244,27 @@ def test_fractional_values(dtype):
     w = make((4, 3, 3, 3), dtype, seed=1, low=0, high=1)
     check(lambda x, w: F.conv2d(x, w, padding=1), x, w)
     check(lambda x, w: F.conv_transpose2d(x, w.transpose(0, 1), stride=2), x, w)
+
+
+# A weight under 3 dims: the CPU's RuntimeError (the meta kernel raised IndexError).
+@pytest.mark.parametrize("wdtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("case", ["conv1d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "conv2d_1d_w"])
+def test_conv_low_rank_weight_raises_like_cpu(case, wdtype):
+    w = torch.tensor(1.5, dtype=wdtype)
+    if case == "conv1d":
+        check_raises_like_cpu(lambda x, ww, b: F.conv1d(x, ww, b, stride=(2,), padding=2), torch.randn(1, 3, 4), w,
+                              torch.randn(3))
+    elif case == "conv_transpose1d":
+        check_raises_like_cpu(lambda x, ww, b: F.conv_transpose1d(x, ww, b, stride=(2,), padding=2,
+                                                                  output_padding=(1,)), torch.randn(1, 3, 4), w,
+                              torch.randn(3))
+    elif case == "conv_transpose2d":
+        check_raises_like_cpu(lambda x, ww, b: F.conv_transpose2d(x, ww, b, stride=2, padding=1, output_padding=1,
+                                                                  dilation=(2, 3)), torch.randn(1, 1, 4, 5), w,
+                              torch.randn(1))
+    elif case == "conv_transpose3d":
+        check_raises_like_cpu(lambda x, ww, b: F.conv_transpose3d(x, ww, b, stride=2, padding=1, output_padding=1,
+                                                                  dilation=(2, 3, 2)), torch.randn(1, 1, 4, 5, 2), w,
+                              torch.randn(1))
+    else:
+        check_raises_like_cpu(lambda x, ww: F.conv2d(x, ww), torch.randn(1, 1, 4, 5), torch.randn(3, dtype=wdtype))

@@ -334,3 +334,89 @@ def test_gradients(name):
         GRAD_FNS[name](x, y).backward()
         grads.append((x.grad.cpu(), y.grad.cpu() if y.grad is not None else None))
     torch.testing.assert_close(grads[1], grads[0], equal_nan=True)
+
+
+# --- dtypes the CPU kernels don't implement: the same NotImplementedError ----------
+
+_B = torch.tensor([True, False, True])
+_I = torch.tensor([1, -2, 3])
+_F = torch.tensor([1.5, -2.0, 3.0])
+
+UNIMPLEMENTED_DTYPE_CALLS = {
+    "div_trunc(bool, bool)": lambda: torch.div(_B, _B, rounding_mode="trunc"),
+    "div_trunc(bool, True)": lambda: torch.div(_B, True, rounding_mode="trunc"),
+    "remainder(True, bool)": lambda: torch.remainder(True, _B),
+    "remainder(bool, bool)": lambda: torch.remainder(_B, _B),
+    "fmod(bool, True)": lambda: torch.fmod(_B, True),
+    "fmod(bool, bool)": lambda: torch.fmod(_B, _B),
+    "pow(True, bool)": lambda: torch.pow(True, _B),
+    "pow(bool, bool)": lambda: torch.pow(_B, _B),
+    "pow(bool, cpu0d bool)": lambda: torch.pow(_B, torch.tensor(True)),
+    "logaddexp(int, int)": lambda: torch.logaddexp(_I, _I),
+    "logaddexp(int, cpu0d int)": lambda: torch.logaddexp(_I, torch.tensor(2)),
+    "logaddexp2(int, int)": lambda: torch.logaddexp2(_I, _I),
+    "nextafter(int, int)": lambda: torch.nextafter(_I, _I),
+    "nextafter(bool, bool)": lambda: torch.nextafter(_B, _B),
+    "lerp(int, int, 0.25)": lambda: torch.lerp(_I, _I, 0.25),
+    "lerp(int, cpu0d int, 0.25)": lambda: torch.lerp(_I, torch.tensor(2), 0.25),
+    "lerp(bool, bool, 0.25)": lambda: torch.lerp(_B, _B, 0.25),
+    "lerp(int, int, int)": lambda: torch.lerp(_I, _I, _I),
+    "ldexp(float, cpu0d bool)": lambda: torch.ldexp(_F, torch.tensor(True)),
+    "ldexp(float, bool)": lambda: torch.ldexp(_F, _B),
+    "clamp_min(bool, True)": lambda: torch.clamp_min(_B, True),
+    "clamp_max(bool, True)": lambda: torch.clamp_max(_B, True),
+    "clamp(bool, True, True)": lambda: torch.clamp(_B, True, True),
+    "clamp(bool, bool, bool)": lambda: torch.clamp(_B, _B, _B),
+    "abs(bool)": lambda: torch.abs(_B),
+    "frac(int)": lambda: torch.frac(_I),
+    "floor(bool)": lambda: torch.floor(_B),
+    "hypot(int, int)": lambda: torch.hypot(_I, _I),
+}
+
+
+def _on_tpu(fn):
+    """Runs fn with the module's tensors (not 0-d CPU ones) moved to tpu."""
+    global _B, _I, _F
+    saved = _B, _I, _F
+    _B, _I, _F = (t.to("tpu") for t in saved)
+    try:
+        return fn()
+    finally:
+        _B, _I, _F = saved
+
+
+@pytest.mark.parametrize("name", sorted(UNIMPLEMENTED_DTYPE_CALLS))
+def test_unimplemented_dtype_raises_like_cpu(name):
+    fn = UNIMPLEMENTED_DTYPE_CALLS[name]
+    with pytest.raises(NotImplementedError) as cpu:
+        fn()
+    with pytest.raises(NotImplementedError) as tpu:
+        _on_tpu(fn)
+        torch.tpu.synchronize()
+    assert str(cpu.value) in str(tpu.value)  # same kernel and PyTorch dtype name ('Bool', not 'i1')
+
+
+SUPPORTED_NEIGHBOURS = {  # next to the calls above, the ones the CPU does run
+    "clamp_min(bool, bool)": lambda: torch.clamp_min(_B, _B),
+    "clamp(bool, bool)": lambda: torch.clamp(_B, _B),
+    "clamp_min(bool, 1)": lambda: torch.clamp_min(_B, 1),
+    "ldexp(bool, bool)": lambda: torch.ldexp(_B, _B),
+    "ldexp(float, int)": lambda: torch.ldexp(_F, _I),
+    "ldexp(half, int)": lambda: torch.ldexp(_F.half(), _I),
+    "ldexp(int, int)": lambda: torch.ldexp(_I, _I),
+    "ldexp(float, float)": lambda: torch.ldexp(_F, _F),
+    "ldexp(float, cpu0d int)": lambda: torch.ldexp(_F, torch.tensor(3)),
+    "ldexp(float, large int)": lambda: torch.ldexp(_F * 1e-30, _I.new_tensor([200, -140, 100])),
+    "pow(bool, 1)": lambda: torch.pow(_B, 1),
+    "pow(2, bool)": lambda: torch.pow(2, _B),
+    "lerp(float, float, 0.25)": lambda: torch.lerp(_F, _F * 2, 0.25),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SUPPORTED_NEIGHBOURS))
+def test_supported_neighbours_match_cpu(name):
+    fn = SUPPORTED_NEIGHBOURS[name]
+    expect = fn()
+    got = _on_tpu(fn).cpu()
+    assert got.dtype == expect.dtype
+    torch.testing.assert_close(got, expect)

@@ -238,3 +238,68 @@ def test_bool_mask_does_not_warn():
         warnings.simplefilter("error")
         check(lambda t, m: t[m], x, torch.tensor([True, False, True]))
         check_inplace(lambda t, m: t.index_put_((m,), t[m] * 2), x, torch.tensor([True, False, True]))
+
+
+# --- dtype checks of the index ops, like the CPU's (cache-order property test) ---
+
+_F, _D = torch.float32, torch.float64
+_IDX_DTYPE_CASES = {
+    "index_add_self_f32_source_f64": lambda: (torch.index_add, torch.tensor(1.5), 0, torch.tensor([0]),
+                                              torch.tensor(2.5, dtype=_D)),
+    "index_add_self_f64_source_f32": lambda: (torch.index_add, torch.tensor(1.5, dtype=_D), 0, torch.tensor([0]),
+                                              torch.tensor(2.5)),
+    "index_add_float_index": lambda: (torch.index_add, torch.tensor(1.5), 0, torch.tensor([0.0]), torch.tensor(2.5)),
+    "index_copy_self_f32_source_f64": lambda: (torch.index_copy, torch.tensor(1.5), 0, torch.tensor([0]),
+                                               torch.tensor(2.5, dtype=_D)),
+    "index_copy_self_f64_source_f32": lambda: (torch.index_copy, torch.tensor(1.5, dtype=_D), 0, torch.tensor([0]),
+                                               torch.tensor(2.5)),
+    "index_copy_int32_index": lambda: (torch.index_copy, torch.ones(3), 0, torch.tensor([0], dtype=torch.int32),
+                                       torch.ones(1)),
+    "index_select_float_index": lambda: (torch.index_select, torch.tensor(1.5), 0, torch.tensor(0.0)),
+    "index_fill_float_index": lambda: (torch.index_fill, torch.tensor(1.5), 0, torch.tensor(0.0), -8.5),
+    "index_fill_int32_index": lambda: (torch.index_fill, torch.ones(3), 0, torch.tensor([1], dtype=torch.int32), 2.0),
+    "put_self_f64_source_f32": lambda: (torch.put, torch.tensor(1.5, dtype=_D), torch.tensor([0, 0, 0]),
+                                        torch.ones(3), True),
+    "put_0d_source": lambda: (torch.put, torch.ones(3, 3), torch.tensor([0, 1, 2]), torch.tensor(1.5), True),
+    "put_0d_index": lambda: (torch.put, torch.ones(3, 3), torch.tensor(1), torch.ones(3), True),
+    "put_int32_index": lambda: (torch.put, torch.ones(3, 3), torch.tensor([0, 1, 2], dtype=torch.int32),
+                                torch.ones(3), False),
+}
+for _r in ["prod", "mean", "amax", "amin"]:
+    _IDX_DTYPE_CASES[f"index_reduce_{_r}_self_f32_source_f64"] = lambda r=_r: (
+        torch.index_reduce, torch.tensor(1.5), 0, torch.tensor([0]), torch.tensor(2.5, dtype=_D), r)
+    _IDX_DTYPE_CASES[f"index_reduce_{_r}_self_f64_source_f32"] = lambda r=_r: (
+        torch.index_reduce, torch.tensor(1.5, dtype=_D), 0, torch.tensor([0]), torch.tensor(2.5), r)
+    _IDX_DTYPE_CASES[f"index_reduce_{_r}_float_index"] = lambda r=_r: (
+        torch.index_reduce, torch.tensor(1.5), 0, torch.tensor(0.0), torch.tensor(2.5), r)
+
+
+@pytest.mark.parametrize("case", sorted(_IDX_DTYPE_CASES))
+def test_index_op_dtype_checks_like_cpu(case):
+    fn, *args = _IDX_DTYPE_CASES[case]()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            fn(*args)
+        except Exception as e:  # noqa: BLE001
+            cpu = e
+        else:
+            raise AssertionError("the CPU call did not raise")
+        with pytest.raises(type(cpu)) as got:
+            fn(*to_tpu(args))
+            torch.tpu.synchronize()
+    assert str(cpu).split("\n")[0] in str(got.value)
+
+
+@pytest.mark.parametrize("case", ["index_add", "index_select", "index_reduce"])
+def test_index_ops_take_int32_indices_like_cpu(case):
+    idx = torch.tensor([0, 2, 0], dtype=torch.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if case == "index_add":
+            check(lambda s, i, src: torch.index_add(s, 0, i, src), torch.ones(3, 2), idx, make((3, 2), torch.float32))
+        elif case == "index_select":
+            check(lambda s, i: torch.index_select(s, 0, i), make((3, 2), torch.float32), idx)
+        else:
+            check(lambda s, i, src: torch.index_reduce(s, 0, i, src, "amax"), make((3, 2), torch.float32), idx,
+                  make((3, 2), torch.float32, seed=1))

@@ -1,4 +1,6 @@
 """linalg_lu_solve and linalg_inv_ex (from the LU rule) against the CPU (LAPACK), forward and backward."""
+import warnings
+
 import pytest
 import torch
 
@@ -115,3 +117,28 @@ def test_lu_solve_backward(left, adjoint):
 def test_lu_solve_bad_shapes():
     lu, piv = torch.linalg.lu_factor(pivoted((3, 3)))
     check_raises_like_cpu(torch.linalg.lu_solve, to_tpu(lu), to_tpu(piv), torch.ones(4, 2, device="tpu"))
+
+
+# Operands under 2 dims: the CPU's RuntimeError (the meta kernels assert: AssertionError).
+@pytest.mark.parametrize("case", ["solve_triangular_A0", "solve_triangular_A0_f64", "solve_triangular_A1",
+                                  "solve_triangular_B0", "linalg_lu_solve_A0", "linalg_lu_solve_B1", "lu_solve_0d_LU"])
+def test_solves_low_rank_operands_raise_like_cpu(case):
+    piv = torch.tensor([1, 2, 3], dtype=torch.int32)
+    st = lambda a, b: torch.linalg.solve_triangular(a, b, upper=True, left=True, unitriangular=True)  # noqa: E731
+    if case == "solve_triangular_A0":
+        check_raises_like_cpu(st, torch.tensor(1.5), torch.randn(3, 1))
+    elif case == "solve_triangular_A0_f64":
+        check_raises_like_cpu(st, torch.tensor(1.5, dtype=torch.float64), torch.randn(3, 1))
+    elif case == "solve_triangular_A1":
+        check_raises_like_cpu(st, torch.randn(3), torch.randn(3, 1))
+    elif case == "solve_triangular_B0":
+        check_raises_like_cpu(st, torch.randn(3, 3), torch.tensor(1.5))
+    elif case == "linalg_lu_solve_A0":
+        check_raises_like_cpu(lambda a, p, b: torch.linalg.lu_solve(a, p, b, adjoint=True), torch.tensor(1.5), piv,
+                              torch.randn(3, 4))
+    elif case == "linalg_lu_solve_B1":
+        check_raises_like_cpu(torch.linalg.lu_solve, torch.eye(3), piv, torch.randn(3))
+    else:
+        with warnings.catch_warnings():  # lu_solve's deprecation warning (once per process)
+            warnings.simplefilter("ignore")
+            check_raises_like_cpu(torch.lu_solve, torch.randn(3, 4), torch.tensor(1.5), piv)

@@ -191,3 +191,27 @@ def test_composite_losses(reduction):
     check_grads(lambda a, b: F.hinge_embedding_loss(a, torch.sign(b), reduction=reduction), x, y)
     check_grads(lambda a, b, c: F.triplet_margin_loss(a, b, c, reduction=reduction), x, y, x.flip(0))
     check_grads(lambda a, b: F.multilabel_soft_margin_loss(a, (b > 0).float(), reduction=reduction), x, y)
+
+
+# binary_cross_entropy: the CPU wants target of input's dtype (RuntimeError).
+@pytest.mark.parametrize("dtypes", [(torch.float32, torch.float64), (torch.float64, torch.float32)], ids=str)
+def test_binary_cross_entropy_dtype_mismatch_raises_like_cpu(dtypes):
+    x, y = torch.tensor(0.3, dtype=dtypes[0]), torch.tensor(0.6, dtype=dtypes[1])
+    check_raises_like_cpu(F.binary_cross_entropy, x, y)
+
+
+# huber_loss keeps the input's dtype on the CPU, whatever the target's (the meta kernel promotes).
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("shapes", [((5,), ()), ((5,), (5,)), ((), (5,))], ids=str)
+@pytest.mark.parametrize("dtypes", [(torch.float32, torch.float64), (torch.float64, torch.float32)], ids=str)
+def test_huber_loss_mixed_dtype_keeps_input_dtype(reduction, shapes, dtypes):
+    x = make(shapes[0], dtypes[0])
+    y = make(shapes[1], dtypes[1], seed=1)
+    with pytest.warns(UserWarning) if shapes[0] != shapes[1] else _nullcontext():
+        check(lambda a, b: F.huber_loss(a, b, reduction=reduction, delta=0.7), x, y)
+    check(lambda a, b: torch.ops.aten.huber_loss(a, b, {"none": 0, "mean": 1, "sum": 2}[reduction], 0.7), x, y)
+
+
+def _nullcontext():
+    import contextlib
+    return contextlib.nullcontext()

@@ -143,3 +143,21 @@ def test_backward(fn, shapes):
         fn(*xs).sum().backward()
         got.append([x.grad.cpu() for x in xs])
     torch.testing.assert_close(got[1], got[0])
+
+
+# mv with a 0-d self: the CPU's IndexError (the meta kernel's RuntimeError before).
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_mv_0d_self_raises_like_cpu(dtype):
+    check_raises_like_cpu(torch.mv, torch.tensor(1.5, dtype=dtype), torch.randn(10))
+
+
+# addr promotes all three operands like dimensioned tensors (self is expanded first).
+@pytest.mark.parametrize("dtypes", [(torch.float64, torch.float32, torch.float32),
+                                    (torch.float64, torch.float32, torch.float64),
+                                    (torch.float32, torch.float32, torch.float64),
+                                    (torch.float16, torch.float32, torch.float32),
+                                    (torch.int64, torch.float32, torch.float32)], ids=str)
+@pytest.mark.parametrize("self_shape", [(), (10,), (5, 10)], ids=str)
+def test_addr_mixed_dtypes_like_cpu(dtypes, self_shape):
+    s = make(self_shape, dtypes[0]) if dtypes[0].is_floating_point else torch.ones(self_shape, dtype=dtypes[0])
+    check(torch.addr, s, make((5,), dtypes[1], seed=1), make((10,), dtypes[2], seed=2))

@@ -270,3 +270,58 @@ def test_group_norm_layouts_and_stats():
     check(lambda t: F.group_norm(t, 2), make((2, 4, 6), torch.float32, noncontiguous=True))
     check(lambda *a: torch.ops.aten.native_group_norm(*a, 2, 4, 15, 2, 1e-5), x, w, b)
     check_raises_like_cpu(lambda t: F.group_norm(t, 3), x)
+
+
+# --- edge cases the cache-order property test found ---
+
+_BN_X = torch.randn(3, 2, 4, generator=torch.Generator().manual_seed(0))
+_BN_ARGS = [torch.randn(2, generator=torch.Generator().manual_seed(i)) for i in range(3)] + [torch.rand(2) + 0.5]
+
+
+@pytest.mark.parametrize("op", ["native_batch_norm", "_native_batch_norm_legit"])
+@pytest.mark.parametrize("momentum,eps", [(-1.2, 1e-5), (-1.2, 2.0), (2.0, 1e-5)])
+def test_batch_norm_eval_saves_empty_stats_like_cpu(op, momentum, eps):
+    # In evaluation the CPU returns save_mean/save_invstd of shape [0]; the meta kernel says [C].
+    w, b, rm, rv = _BN_ARGS
+    fn = lambda *a: getattr(torch.ops.aten, op)(*a, False, momentum, eps)  # noqa: E731
+    check(fn, _BN_X, w, b, rm.clone(), rv.clone())
+
+
+@pytest.mark.parametrize("op", ["native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update"])
+@pytest.mark.parametrize("which", ["weight", "bias"])
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_0d_affine_broadcasts(op, which, training):
+    # A 0-d weight/bias applies to every channel. (The CPU kernel reads a 0-d
+    # parameter as if it had C elements -- an out-of-bounds read past element
+    # 0 -- so compare with the parameter expanded to [C]; channel 0 is the CPU's.)
+    if op == "_batch_norm_with_update" and not training:
+        pytest.skip("_batch_norm_with_update always trains")
+    w, b, rm, rv = _BN_ARGS
+    p = torch.tensor(1.5)
+    args = [w, p, p.expand(2)] if which == "bias" else [p, b, p.expand(2)]
+    ext = [] if op == "_batch_norm_with_update" else [training]
+    fn = lambda ww, bb: getattr(torch.ops.aten, op)(  # noqa: E731
+        *to_tpu([_BN_X, ww, bb, rm.clone(), rv.clone()]), *ext, -1.2, 1e-5)
+    cpu_fn = lambda ww, bb: getattr(torch.ops.aten, op)(_BN_X, ww, bb, rm.clone(), rv.clone(), *ext, -1.2, 1e-5)  # noqa: E731
+    expect = cpu_fn(*(args[2], b) if which == "weight" else (w, args[2]))
+    got = fn(*(p, b) if which == "weight" else (w, p))
+    for g, e in zip(got, expect):
+        torch.testing.assert_close(g.cpu(), e)
+
+
+@pytest.mark.parametrize("op", ["native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update"])
+@pytest.mark.parametrize("shape,dtype", [((), torch.float32), ((), torch.float64), ((2,), torch.float32)], ids=str)
+def test_batch_norm_low_rank_input_raises_like_cpu(op, shape, dtype):
+    # 0-d: the CPU raises ValueError, 1-d: IndexError (the meta kernel: IndexError, or a result).
+    w, b, rm, rv = _BN_ARGS
+    ext = [] if op == "_batch_norm_with_update" else [True]
+    check_raises_like_cpu(lambda *a: getattr(torch.ops.aten, op)(*a, *ext, -1.2, 1e-5),
+                          torch.ones(shape, dtype=dtype), w, b, rm.clone(), rv.clone())
+
+
+@pytest.mark.parametrize("which", ["weight", "bias"])
+@pytest.mark.parametrize("pdtype", [torch.float32, torch.float64], ids=str)
+def test_group_norm_0d_affine_raises_like_cpu(which, pdtype):
+    x, p, full = torch.randn(1, 6, 3), torch.tensor(1.5, dtype=pdtype), torch.randn(6)
+    args = (x, p, full) if which == "weight" else (x, full, p)
+    check_raises_like_cpu(lambda *a: torch.ops.aten.native_group_norm(*a, 1, 6, 3, 2, 0.5), *args)

@@ -1,0 +1,30 @@
+// PyTorch's name of a dtype ("Float", "Long", ...), for error messages that
+// repeat the CPU's word for word.
+#pragma once
+#include "hlo/dtype.h"
+
+namespace torch_tpu::ops {
+
+inline const char* torch_dtype_name(hlo::DType t) {
+  using hlo::DType;
+  switch (t) {
+    case DType::Pred: return "Bool";
+    case DType::I8: return "Char";
+    case DType::I16: return "Short";
+    case DType::I32: return "Int";
+    case DType::I64: return "Long";
+    case DType::U8: return "Byte";
+    case DType::U16: return "UInt16";
+    case DType::U32: return "UInt32";
+    case DType::U64: return "UInt64";
+    case DType::F16: return "Half";
+    case DType::BF16: return "BFloat16";
+    case DType::F32: return "Float";
+    case DType::F64: return "Double";
+    case DType::C64: return "ComplexFloat";
+    case DType::C128: return "ComplexDouble";
+  }
+  return "?";
+}
+
+}  // namespace torch_tpu::ops
