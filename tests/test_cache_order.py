@@ -193,6 +193,8 @@ def test_cache_order(tmp_path):
     not_native = collections.defaultdict(set)
     for c in cases:
         for order in runs:
+            if c.id not in runs[order]:  # generated differently in the fresh process (listed below)
+                continue
             r = runs[order][c.id][0]
             if cases_mod.is_fallback_error(r):
                 not_native[_fallback_op(r)].add(c.op)
