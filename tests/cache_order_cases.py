@@ -592,6 +592,19 @@ def _replacements(v):
     return []
 
 
+# Substitutions whose CPU result is undefined, so there is nothing to match:
+# the CPU's batch norm kernels index weight and bias per channel without
+# checking their size, and a 0-d one of the input's dtype is read past its end
+# (tpu raises a RuntimeError naming the sizes; tests/test_bad_input.py).
+BATCH_NORM_OPS = {"native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update"}
+
+
+def _cpu_reads_past_end(name, where, key, spec, sample):
+    if name not in BATCH_NORM_OPS or where != "args" or key not in (0, 1) or spec[0] != "t":
+        return False
+    return spec[1].dim() == 0 and spec[1].dtype == sample.input.dtype and sample.input.size(1) > 1
+
+
 def opinfo_cases(skip_names=()):
     from torch.testing._internal.common_methods_invocations import op_db
     cases, names = [], []
@@ -641,6 +654,8 @@ def opinfo_cases(skip_names=()):
                     continue   # operand substitutions on the first float32 sample
                 for where, key, v in opers:
                     for label, spec in _replacements(v):
+                        if _cpu_reads_past_end(name, where, key, spec, s):
+                            continue
                         per_op.append(build(((where, key), spec), note=f" {where}{'' if key is None else key}->{label}"))
                         if label == "py" and isinstance(spec[1], float):
                             per_op.append(build(((where, key), spec), note=f" {where}{'' if key is None else key}->py",

@@ -101,3 +101,47 @@ def test_safe_casts_into_written_tensor_work_like_cpu(call):
     want, got = call("cpu"), call("tpu")
     assert got.dtype == want.dtype
     torch.testing.assert_close(got.cpu(), want)
+
+
+BN = torch.ops.aten.native_batch_norm
+
+
+@pytest.mark.parametrize("dtypes", [
+    (torch.float32, torch.float64, torch.float32, torch.float32, torch.float32),   # mixed weight
+    (torch.float32, torch.float32, torch.float32, torch.float64, torch.float32),   # running_mean
+    (torch.bfloat16, torch.bfloat16, torch.float32, torch.bfloat16, torch.bfloat16),
+    (torch.bfloat16, torch.float32, torch.float32, torch.bfloat16, torch.float32),
+])
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_parameter_dtypes_like_cpu(dtypes, training):
+    x = torch.randn(3, 2, 4, dtype=dtypes[0])
+    params = [torch.ones(2, dtype=d) for d in dtypes[1:]]
+    with pytest.raises(RuntimeError) as cpu:
+        BN(x, *params, training, 0.1, 1e-5)
+    with pytest.raises(RuntimeError) as tpu:
+        BN(x.to("tpu"), *[p.to("tpu") for p in params], training, 0.1, 1e-5)
+    assert str(tpu.value).endswith(str(cpu.value)), (tpu.value, cpu.value)
+    still_usable()
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_mixed_bfloat16_input_float32_params_like_cpu(training):
+    x = torch.randn(3, 2, 4, dtype=torch.bfloat16)
+    params = [torch.rand(2) + 0.5 for _ in range(4)]
+    want = BN(x, *[p.clone() for p in params], training, 0.1, 1e-5)
+    got = BN(x.to("tpu"), *[p.to("tpu") for p in params], training, 0.1, 1e-5)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        torch.testing.assert_close(g.cpu(), w, atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize("arg,shape", [(0, ()), (1, ()), (0, (3,)), (2, (1,)), (3, ())])
+def test_batch_norm_parameter_sizes_checked(arg, shape):
+    """The CPU's kernel reads past a weight shorter than the channel count (an
+    undefined result); tpu refuses it, naming the parameter and sizes."""
+    params = [torch.ones(2, device="tpu") for _ in range(4)]
+    params[arg] = torch.ones(shape, device="tpu")
+    name = ["weight", "bias", "running_mean", "running_var"][arg]
+    with pytest.raises(RuntimeError, match=name):
+        BN(torch.randn(3, 2, 4, device="tpu"), *params, False, 0.1, 1e-5)
+    still_usable()

@@ -38,65 +38,11 @@ import cache_order_cases as cases_mod  # noqa: E402
 MIN_OPS = 150
 SHUFFLE = "shuffle:20261203"
 
-# CPU-parity differences the harness found that remain (rule-level, category
-# (b): the same in every order and in a fresh process). Allowed here, and only
-# these: a new difference, and every order-dependent one (a cache-key gap),
-# fails the test. Each group names why it is still open.
-BATCH_NORM = ("batch norm with a 0-d or float64 weight/bias/running stat on float32 input: the CPU raises "
-              "(TensorAccessor / mixed dtype) or reads past the 0-d tensor; tpu broadcasts the value")
-META_EXCEPTION = ("PyTorch's meta kernel raises another exception type than the CPU's kernel (floor division "
-                  "and logaddexp on bool/complex: RuntimeError vs NotImplementedError; sub(bool, alpha=2): "
-                  "ValueError vs RuntimeError); needs meta overrides")
-META_DTYPE = "pow(bool tensor, bool): PyTorch's meta kernel says int64, the CPU returns bool; needs a meta override"
-KNOWN_CPU_DIFFERENCES = {
-    '_batch_norm_with_update(tpu[3, 2, 4]:float32, tpu[2]:float32, tpu[]:float32, tpu[2]:float32, tpu[2]:float32, -1.2, 1e-05) #0 args1->dev0': BATCH_NORM,
-    '_batch_norm_with_update(tpu[3, 2, 4]:float32, tpu[2]:float32, tpu[]:float64, tpu[2]:float32, tpu[2]:float32, -1.2, 1e-05) #0 args1->dev0': BATCH_NORM,
-    '_batch_norm_with_update(tpu[3, 2, 4]:float32, tpu[]:float32, tpu[2]:float32, tpu[2]:float32, tpu[2]:float32, -1.2, 1e-05) #0 args0->dev0': BATCH_NORM,
-    '_batch_norm_with_update(tpu[3, 2, 4]:float32, tpu[]:float64, tpu[2]:float32, tpu[2]:float32, tpu[2]:float32, -1.2, 1e-05) #0 args0->dev0': BATCH_NORM,
-    '_native_batch_norm_legit(tpu[3, 2, 4]:float32, tpu[2]:float32, tpu[2]:float32, tpu[2]:float32, tpu[]:float32, False, -1.2, 1e-05) #0 args3->dev0': BATCH_NORM,
-    '_native_batch_norm_legit(tpu[3, 2, 4]:float32, tpu[2]:float32, tpu[2]:float32, tpu[2]:float32, tpu[]:float64, False, -1.2, 1e-05) #0 args3->dev0': BATCH_NORM,
-    '_native_batch_norm_legit(tpu[3, 2, 4]:float32, tpu[2]:float32, tpu[2]:float32, tpu[]:float32, tpu[2]:float32, False, -1.2, 1e-05) #0 args2->dev0': BATCH_NORM,
-    '_native_batch_norm_legit(tpu[3, 2, 4]:float32, tpu[2]:float32, tpu[2]:float32, tpu[]:float64, tpu[2]:float32, False, -1.2, 1e-05) #0 args2->dev0': BATCH_NORM,
-    '_native_batch_norm_legit(tpu[3, 2, 4]:float32, tpu[2]:float32, tpu[]:float32, tpu[2]:float32, tpu[2]:float32, False, -1.2, 1e-05) #0 args1->dev0': BATCH_NORM,
-    '_native_batch_norm_legit(tpu[3, 2, 4]:float32, tpu[2]:float32, tpu[]:float64, tpu[2]:float32, tpu[2]:float32, False, -1.2, 1e-05) #0 args1->dev0': BATCH_NORM,
-    '_native_batch_norm_legit(tpu[3, 2, 4]:float32, tpu[]:float32, tpu[2]:float32, tpu[2]:float32, tpu[2]:float32, False, -1.2, 1e-05) #0 args0->dev0': BATCH_NORM,
-    '_native_batch_norm_legit(tpu[3, 2, 4]:float32, tpu[]:float64, tpu[2]:float32, tpu[2]:float32, tpu[2]:float32, False, -1.2, 1e-05) #0 args0->dev0': BATCH_NORM,
-    '_native_batch_norm_legit(tpu[]:float32, tpu[2]:float32, tpu[2]:float32, tpu[2]:float32, tpu[2]:float32, False, -1.2, 1e-05) #0 input->dev0': BATCH_NORM,
-    '_native_batch_norm_legit(tpu[]:float64, tpu[2]:float32, tpu[2]:float32, tpu[2]:float32, tpu[2]:float32, False, -1.2, 1e-05) #0 input->dev0': BATCH_NORM,
-    'native_batch_norm(tpu[3, 2, 4]:float32, tpu[2]:float32, tpu[2]:float32, tpu[2]:float32, tpu[]:float32, False, -1.2, 1e-05) #0 args3->dev0': BATCH_NORM,
-    'native_batch_norm(tpu[3, 2, 4]:float32, tpu[2]:float32, tpu[2]:float32, tpu[2]:float32, tpu[]:float64, False, -1.2, 1e-05) #0 args3->dev0': BATCH_NORM,
-    'native_batch_norm(tpu[3, 2, 4]:float32, tpu[2]:float32, tpu[2]:float32, tpu[]:float32, tpu[2]:float32, False, -1.2, 1e-05) #0 args2->dev0': BATCH_NORM,
-    'native_batch_norm(tpu[3, 2, 4]:float32, tpu[2]:float32, tpu[2]:float32, tpu[]:float64, tpu[2]:float32, False, -1.2, 1e-05) #0 args2->dev0': BATCH_NORM,
-    'native_batch_norm(tpu[3, 2, 4]:float32, tpu[2]:float32, tpu[]:float32, tpu[2]:float32, tpu[2]:float32, False, -1.2, 1e-05) #0 args1->dev0': BATCH_NORM,
-    'native_batch_norm(tpu[3, 2, 4]:float32, tpu[2]:float32, tpu[]:float64, tpu[2]:float32, tpu[2]:float32, False, -1.2, 1e-05) #0 args1->dev0': BATCH_NORM,
-    'native_batch_norm(tpu[3, 2, 4]:float32, tpu[]:float32, tpu[2]:float32, tpu[2]:float32, tpu[2]:float32, False, -1.2, 1e-05) #0 args0->dev0': BATCH_NORM,
-    'native_batch_norm(tpu[3, 2, 4]:float32, tpu[]:float64, tpu[2]:float32, tpu[2]:float32, tpu[2]:float32, False, -1.2, 1e-05) #0 args0->dev0': BATCH_NORM,
-    'native_batch_norm(tpu[]:float32, tpu[2]:float32, tpu[2]:float32, tpu[2]:float32, tpu[2]:float32, False, -1.2, 1e-05) #0 input->dev0': BATCH_NORM,
-    'native_batch_norm(tpu[]:float64, tpu[2]:float32, tpu[2]:float32, tpu[2]:float32, tpu[2]:float32, False, -1.2, 1e-05) #0 input->dev0': BATCH_NORM,
-    'div(floor)(cpu0d:complex64, tpu[3]:int64)': META_EXCEPTION,
-    'div(floor)(py:bool, tpu[3]:bool)': META_EXCEPTION,
-    'div(floor)(py:complex, tpu[3]:int64)': META_EXCEPTION,
-    'div(floor)(py:complex, tpu[3]:int64) [default f64]': META_EXCEPTION,
-    'div(floor)(tpu[3]:bool, py:bool)': META_EXCEPTION,
-    'div(floor)(tpu[3]:bool, tpu[3]:bool)': META_EXCEPTION,
-    'div(floor)(tpu[3]:int64, cpu0d:complex64)': META_EXCEPTION,
-    'div(floor)(tpu[3]:int64, py:complex)': META_EXCEPTION,
-    'floor_divide(cpu0d:complex64, tpu[3]:int64)': META_EXCEPTION,
-    'floor_divide(py:bool, tpu[3]:bool) [operator]': META_EXCEPTION,
-    'floor_divide(py:complex, tpu[3]:int64) [default f64]': META_EXCEPTION,
-    'floor_divide(py:complex, tpu[3]:int64) [operator]': META_EXCEPTION,
-    'floor_divide(tpu[3]:bool, py:bool)': META_EXCEPTION,
-    'floor_divide(tpu[3]:bool, tpu[3]:bool)': META_EXCEPTION,
-    'floor_divide(tpu[3]:int64, cpu0d:complex64)': META_EXCEPTION,
-    'floor_divide(tpu[3]:int64, py:complex)': META_EXCEPTION,
-    'logaddexp(tpu[3]:bool, tpu[3]:bool)': META_EXCEPTION,
-    'logaddexp2(cpu0d:complex64, tpu[3]:int64)': META_EXCEPTION,
-    'logaddexp2(tpu[3]:bool, tpu[3]:bool)': META_EXCEPTION,
-    'logaddexp2(tpu[3]:int64, cpu0d:complex64)': META_EXCEPTION,
-    'sub(alpha=2)(py:bool, tpu[3]:bool)': META_EXCEPTION,
-    'sub(alpha=2)(tpu[3]:bool, py:bool)': META_EXCEPTION,
-    'pow(tpu[3]:bool, py:bool)': META_DTYPE,
-}
+# CPU-parity differences the harness found that remain (rule-level: the same
+# in every order and in a fresh process), each with why it is still open. Any
+# difference not listed here, and every order-dependent one (a cache-key gap),
+# fails the test. Empty: every call matches the CPU.
+KNOWN_CPU_DIFFERENCES = {}
 
 
 @pytest.fixture(autouse=True)

@@ -7,10 +7,12 @@
 #include "eager/meta_overrides.h"
 
 #include <ATen/ops/empty.h>
+#include <ATen/ops/result_type.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/ScalarType.h>
 
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 
@@ -79,14 +81,54 @@ const at::Tensor* tensor_arg(const torch::jit::Stack& stack, size_t i) {
   return v.isTensor() && v.toTensor().defined() ? &v.toTensor() : nullptr;
 }
 
-// The batch_norm family: a 0-d input makes the CPU's kernel fail to size a
-// vector (ValueError), a 1-d one fails on dim 1 (IndexError); in evaluation
-// the CPU returns empty save_mean/save_invstd ([0]) where the meta kernel has [C].
+// The batch_norm family's parameters (weight, bias, running_mean,
+// running_var at stack[first + 1..4]), checked as the CPU checks them: a
+// float32 weight with a bfloat16/half input makes a "mixed" call whose
+// parameters must all be float32; otherwise each must have the input's dtype.
+// The CPU's kernel does not check sizes (it reads past a short weight); here
+// each must hold one value per channel, as torch.batch_norm requires.
+void check_batch_norm_params(const char* name, const torch::jit::Stack& stack, size_t first) {
+  const at::Tensor& input = stack[first].toTensor();
+  static const char* labels[] = {"weight", "bias", "running_mean", "running_var"};
+  const at::Tensor* params[4];
+  for (size_t i = 0; i < 4; ++i) params[i] = tensor_arg(stack, first + 1 + i);
+  auto in_dt = input.scalar_type();
+  const at::Tensor* lead = nullptr;
+  for (auto* p : params) if (p && !lead) lead = p;
+  if (lead && lead->scalar_type() != in_dt) {
+    bool mixed = (in_dt == c10::kBFloat16 || in_dt == c10::kHalf);
+    for (auto* p : params) mixed = mixed && (!p || p->scalar_type() == c10::kFloat);
+    TORCH_CHECK(mixed, "mixed dtype (CPU): expect parameter to have scalar type of Float");
+  } else {
+    for (auto* p : params)
+      TORCH_CHECK(!p || p->scalar_type() == in_dt, "expected scalar type ", in_dt, " but found ", p->scalar_type());
+  }
+  int64_t channels = input.size(1);
+  for (size_t i = 0; i < 4; ++i) {
+    const at::Tensor* p = params[i];
+    if (!p) continue;
+    TORCH_CHECK(i < 2 || p->dim() == 1, name, ": expected ", labels[i], " to be 1-d, got shape ", p->sizes());
+    TORCH_CHECK(p->numel() == channels, name, ": ", labels[i], " should contain ", channels, " elements not ",
+                p->numel(), " (input shape ", input.sizes(), ")");
+  }
+}
+
+// A 0-d input makes the CPU's kernel fail to size a vector: a C++
+// std::length_error, which Python sees as a ValueError through torch.ops and a
+// RuntimeError through torch.native_batch_norm; the same exception type here
+// gives the same Python type on every path. A 1-d one fails on dim 1 (IndexError).
+void check_batch_norm_input_rank(const char* name, const at::Tensor& input) {
+  if (input.dim() == 0)
+    throw std::length_error(std::string(name) + ": expected an input with at least 2 dims, got a 0-d tensor");
+  TORCH_CHECK_INDEX(input.dim() > 1, "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
+}
+
+// The batch_norm family, checked like the CPU (above); in evaluation the CPU returns empty save_mean/save_invstd ([0]) where the meta kernel has [C].
 MetaOverride batch_norm_meta(const char* name, const char* overload, int training_arg) {
   return [=](const torch::jit::Stack& stack, size_t first) {
     const at::Tensor& input = stack[first].toTensor();
-    TORCH_CHECK_VALUE(input.dim() > 0, name, ": expected an input with at least 2 dims, got a 0-d tensor");
-    TORCH_CHECK_INDEX(input.dim() > 1, "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
+    check_batch_norm_input_rank(name, input);
+    check_batch_norm_params(name, stack, first);
     std::vector<c10::IValue> r = default_meta(name, overload, stack, first);
     bool training;
     if (training_arg >= 0) {
@@ -167,12 +209,67 @@ MetaOverride square_solve_meta(const char* name, const char* a_label, const char
   };
 }
 
+// ---- Binary ops whose CPU kernels have no variant for the promoted dtype:
+// the CPU raises NotImplementedError naming its kernel, PyTorch's meta
+// kernels a RuntimeError (or a ValueError for sub's alpha) of their own.
+
+c10::ScalarType binary_result_type(const torch::jit::Stack& stack, size_t first) {
+  const c10::IValue& a = stack[first];
+  const c10::IValue& b = stack[first + 1];
+  if (a.isTensor() && b.isTensor()) return at::result_type(a.toTensor(), b.toTensor());
+  if (a.isTensor()) return at::result_type(a.toTensor(), b.toScalar());
+  return at::result_type(a.toScalar(), b.toTensor());
+}
+
+// `kernel` (the CPU kernel's name) is not implemented for bool or, unless
+// `complex_ok`, complex results; otherwise PyTorch's own meta kernel.
+MetaOverride cpu_kernel_dtypes_meta(const char* name, const char* overload, const char* kernel, bool complex_ok,
+                                    int mode_arg = -1) {
+  return [=](const torch::jit::Stack& stack, size_t first) {
+    bool floor = mode_arg < 0 || (!stack[first + mode_arg].isNone() &&
+                                  stack[first + mode_arg].toStringRef() == "floor");
+    if (floor) {
+      c10::ScalarType dt = binary_result_type(stack, first);
+      TORCH_CHECK_NOT_IMPLEMENTED(dt != c10::kBool && (complex_ok || !c10::isComplexType(dt)), "\"", kernel,
+                                  "\" not implemented for '", c10::toString(dt), "'");
+    }
+    return default_meta(name, overload, stack, first);
+  };
+}
+
+// sub(self, other, alpha): the CPU refuses bool operands before it looks at alpha.
+MetaOverride sub_meta(const char* overload) {
+  return [=](const torch::jit::Stack& stack, size_t first) {
+    auto is_bool = [&](size_t i) {
+      const c10::IValue& v = stack[first + i];
+      return v.isTensor() ? v.toTensor().scalar_type() == c10::kBool : v.isBool();
+    };
+    TORCH_CHECK(!(is_bool(0) && is_bool(1)),
+                "Subtraction, the `-` operator, with two bool tensors is not supported. "
+                "Use the `^` or `logical_xor()` operator instead.");
+    TORCH_CHECK(!is_bool(0) && !is_bool(1),
+                "Subtraction, the `-` operator, with a bool tensor is not supported. "
+                "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+    return default_meta("aten::sub", overload, stack, first);
+  };
+}
+
+// pow(bool tensor, bool): the CPU keeps bool (result_type), the meta kernel says int64.
+std::vector<c10::IValue> pow_tensor_scalar_meta(const torch::jit::Stack& stack, size_t first) {
+  std::vector<c10::IValue> r = default_meta("aten::pow", "Tensor_Scalar", stack, first);
+  auto dt = binary_result_type(stack, first);
+  const at::Tensor& out = r.at(0).toTensor();
+  if (out.scalar_type() != dt) r[0] = at::empty(out.sizes(), out.options().dtype(dt));
+  return r;
+}
+
 }  // namespace
 
 const MetaOverride* find_meta_override(const c10::OperatorName& op) {
   static const std::unordered_map<std::string, MetaOverride> overrides = [] {
     std::unordered_map<std::string, MetaOverride> m;
     m["aten::_grouped_mm"] = grouped_mm_meta;
+    m["aten::native_batch_norm"] = batch_norm_meta("aten::native_batch_norm", "", 5);
     m["aten::_native_batch_norm_legit"] = batch_norm_meta("aten::_native_batch_norm_legit", "", 5);
     m["aten::_native_batch_norm_legit_functional"] =
         batch_norm_meta("aten::_native_batch_norm_legit_functional", "", 5);
@@ -181,8 +278,8 @@ const MetaOverride* find_meta_override(const c10::OperatorName& op) {
     m["aten::_batch_norm_no_update"] = batch_norm_meta("aten::_batch_norm_no_update", "", -2);
     m["aten::_batch_norm_with_update"] = [](const torch::jit::Stack& stack, size_t first) {
       const at::Tensor& input = stack[first].toTensor();
-      TORCH_CHECK_VALUE(input.dim() > 0, "aten::_batch_norm_with_update: expected an input with at least 2 dims, got a 0-d tensor");
-      TORCH_CHECK_INDEX(input.dim() > 1, "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
+      check_batch_norm_input_rank("aten::_batch_norm_with_update", input);
+      check_batch_norm_params("aten::_batch_norm_with_update", stack, first);
       return default_meta("aten::_batch_norm_with_update", "", stack, first);
     };
     m["aten::native_group_norm"] = group_norm_meta;
@@ -194,10 +291,18 @@ const MetaOverride* find_meta_override(const c10::OperatorName& op) {
     m["aten::linalg_solve_triangular"] =
         square_solve_meta("aten::linalg_solve_triangular", "linalg.solve_triangular", "linalg.solve_triangular", 1);
     m["aten::linalg_lu_solve"] = square_solve_meta("aten::linalg_lu_solve", "torch.linalg.lu_solve", "linalg.lu_solve", 2);
+    m["aten::div.Tensor_mode"] = cpu_kernel_dtypes_meta("aten::div", "Tensor_mode", "div_floor_cpu", false, 2);
+    m["aten::div.Scalar_mode"] = cpu_kernel_dtypes_meta("aten::div", "Scalar_mode", "div_floor_cpu", false, 2);
+    m["aten::floor_divide"] = cpu_kernel_dtypes_meta("aten::floor_divide", "", "div_floor_cpu", false);
+    m["aten::floor_divide.Scalar"] = cpu_kernel_dtypes_meta("aten::floor_divide", "Scalar", "div_floor_cpu", false);
+    m["aten::logaddexp"] = cpu_kernel_dtypes_meta("aten::logaddexp", "", "logaddexp_cpu", true);
+    m["aten::logaddexp2"] = cpu_kernel_dtypes_meta("aten::logaddexp2", "", "logaddexp2_cpu", false);
+    m["aten::sub.Tensor"] = sub_meta("Tensor");
+    m["aten::sub.Scalar"] = sub_meta("Scalar");
+    m["aten::pow.Tensor_Scalar"] = pow_tensor_scalar_meta;
     return m;
   }();
-  if (!op.overload_name.empty()) return nullptr;
-  auto it = overrides.find(op.name);
+  auto it = overrides.find(op.overload_name.empty() ? op.name : op.name + "." + op.overload_name);
   return it == overrides.end() ? nullptr : &it->second;
 }
 

@@ -290,23 +290,20 @@ def test_batch_norm_eval_saves_empty_stats_like_cpu(op, momentum, eps):
 @pytest.mark.parametrize("op", ["native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update"])
 @pytest.mark.parametrize("which", ["weight", "bias"])
 @pytest.mark.parametrize("training", [False, True])
-def test_batch_norm_0d_affine_broadcasts(op, which, training):
-    # A 0-d weight/bias applies to every channel. (The CPU kernel reads a 0-d
-    # parameter as if it had C elements -- an out-of-bounds read past element
-    # 0 -- so compare with the parameter expanded to [C]; channel 0 is the CPU's.)
+def test_batch_norm_0d_affine_raises_like_batch_norm(op, which, training):
+    # The CPU's kernel reads a 0-d weight/bias as if it had C elements (past
+    # its end: an undefined result); torch.batch_norm refuses it with the
+    # RuntimeError below, and so does every batch norm op on tpu.
     if op == "_batch_norm_with_update" and not training:
         pytest.skip("_batch_norm_with_update always trains")
     w, b, rm, rv = _BN_ARGS
     p = torch.tensor(1.5)
-    args = [w, p, p.expand(2)] if which == "bias" else [p, b, p.expand(2)]
+    ww, bb = (p, b) if which == "weight" else (w, p)
+    with pytest.raises(RuntimeError, match=f"{which} should contain 2 elements not 1") as cpu:
+        torch.batch_norm(_BN_X, ww, bb, rm.clone(), rv.clone(), training, -1.2, 1e-5, False)
     ext = [] if op == "_batch_norm_with_update" else [training]
-    fn = lambda ww, bb: getattr(torch.ops.aten, op)(  # noqa: E731
-        *to_tpu([_BN_X, ww, bb, rm.clone(), rv.clone()]), *ext, -1.2, 1e-5)
-    cpu_fn = lambda ww, bb: getattr(torch.ops.aten, op)(_BN_X, ww, bb, rm.clone(), rv.clone(), *ext, -1.2, 1e-5)  # noqa: E731
-    expect = cpu_fn(*(args[2], b) if which == "weight" else (w, args[2]))
-    got = fn(*(p, b) if which == "weight" else (w, p))
-    for g, e in zip(got, expect):
-        torch.testing.assert_close(g.cpu(), e)
+    with pytest.raises(RuntimeError, match=f"{which} should contain 2 elements not 1"):
+        getattr(torch.ops.aten, op)(*to_tpu([_BN_X, ww, bb, rm.clone(), rv.clone()]), *ext, -1.2, 1e-5)
 
 
 @pytest.mark.parametrize("op", ["native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update"])
