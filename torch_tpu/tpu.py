@@ -128,6 +128,11 @@ def get_amp_supported_dtype():
     return [torch.bfloat16, torch.float16]
 
 
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """bfloat16 is native on TPUs and supported by every XLA backend."""
+    return True
+
+
 def _generator(device=None) -> torch.Generator:
     return _C._default_generator(_index(device))
 
