@@ -1,5 +1,6 @@
 """``torch.tpu``: device, memory and RNG management, like ``torch.cuda``."""
 import contextlib
+import os
 from dataclasses import dataclass
 
 import torch
@@ -64,6 +65,22 @@ def synchronize(device=None) -> None:
     _C.synchronize(-1 if device is None else _index(device))
 
 
+class device_of(device):
+    """Makes the device of tensor ``obj`` current; does nothing for a CPU tensor."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if obj.device.type == "tpu" else -1)
+
+    def __enter__(self):
+        if self.idx >= 0:
+            super().__enter__()
+
+    def __exit__(self, *exc):
+        if self.idx >= 0:
+            super().__exit__(*exc)
+        return False
+
+
 @dataclass(frozen=True)
 class _DeviceProperties:
     name: str
@@ -71,6 +88,9 @@ class _DeviceProperties:
     platform_version: str
     total_memory: int
     index: int
+    # Compute units that run one program in parallel: the host's cores for the
+    # CPU plugin; one per PJRT device otherwise (a TPU core or a GPU is one device).
+    multi_processor_count: int
 
 
 def get_device_properties(device=None) -> _DeviceProperties:
@@ -85,7 +105,14 @@ def get_device_properties(device=None) -> _DeviceProperties:
         platform_version=info["platform_version"],
         total_memory=_C.mem_get_info(i)[1],
         index=i,
+        multi_processor_count=(os.cpu_count() or 1) if info["platform_name"] == "cpu" else 1,
     )
+
+
+def get_device_capability(device=None) -> dict:
+    """What the device supports, as torch.accelerator.get_device_capability:
+    {"supported_dtypes": [...]}."""
+    return torch.accelerator.get_device_capability(torch.device("tpu", _index(device)))
 
 
 def get_device_name(device=None) -> str:
@@ -139,7 +166,12 @@ def _generator(device=None) -> torch.Generator:
 
 class _DefaultGenerators:
     def __getitem__(self, i):
-        return _C._default_generator(i)
+        if not -device_count() <= i < device_count():
+            raise IndexError(f"tpu generator index {i} out of range ({device_count()} devices)")
+        return _C._default_generator(i % device_count())
+
+    def __iter__(self):
+        return (self[i] for i in range(device_count()))
 
     def __len__(self):
         return device_count()
@@ -149,9 +181,9 @@ default_generators = _DefaultGenerators()
 
 
 def _is_in_bad_fork() -> bool:
-    """torch.manual_seed asks this before seeding device generators: the PJRT
-    runtime starts lazily and a forked child starts its own."""
-    return False
+    """True in a child forked after the tpu runtime started in the parent:
+    using tpu there raises (the parent's PJRT client cannot be shared)."""
+    return _C._is_in_bad_fork()
 
 
 def manual_seed(seed) -> None:

@@ -3,12 +3,15 @@
 #include <c10/util/Exception.h>
 
 #include <atomic>
+#include <fstream>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <vector>
 
 #include "device/runtime.h"
 #include "device/storage_slot.h"
+#include "pjrt/device.h"
 
 namespace torch_tpu::device {
 
@@ -38,6 +41,8 @@ void delete_slot(void* ctx) {
     MemoryStats& s = stats().at(slot->device_index);
     s.allocated -= static_cast<int64_t>(slot->nbytes);
     s.num_frees += 1;
+    s.live_allocs -= 1;
+    s.bytes_freed_total += static_cast<int64_t>(slot->nbytes);
   }
   delete slot;
 }
@@ -60,6 +65,8 @@ c10::DataPtr TpuAllocator::allocate(size_t nbytes) {
     s.allocated += static_cast<int64_t>(nbytes);
     s.peak_allocated = std::max(s.peak_allocated, s.allocated);
     s.num_allocs += 1;
+    s.live_allocs += 1;
+    s.bytes_allocated_total += static_cast<int64_t>(nbytes);
   }
   return c10::DataPtr(slot->address, slot, &delete_slot,
                       c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device_index)));
@@ -111,6 +118,52 @@ void reset_peak_memory_stats(int device_index) {
   std::lock_guard<std::mutex> lock(registry_mutex);
   MemoryStats& s = stats().at(device_index);
   s.peak_allocated = s.allocated;
+}
+
+std::pair<int64_t, int64_t> memory_info(int device_index) {
+  const pjrt::Device& d = pjrt_device(device_index);
+  if (auto s = d.memory_stats(); s && s->bytes_limit) return {*s->bytes_limit - s->bytes_in_use, *s->bytes_limit};
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  int64_t total = 0, avail = 0;
+  while (std::getline(meminfo, line)) {
+    std::istringstream ss(line);
+    std::string name;
+    int64_t kb = 0;
+    ss >> name >> kb;
+    if (name == "MemTotal:") total = kb * 1024;
+    if (name == "MemAvailable:") avail = kb * 1024;
+  }
+  return {avail, total};
+}
+
+c10::CachingDeviceAllocator::DeviceStats TpuAllocator::getDeviceStats(c10::DeviceIndex device) {
+  MemoryStats m = memory_stats(device);
+  c10::CachingDeviceAllocator::DeviceStats d;
+  auto fill = [](c10::CachingDeviceAllocator::StatArray& a, int64_t current, int64_t peak, int64_t in, int64_t out) {
+    for (auto& s : a) s.current = current, s.peak = peak, s.allocated = in, s.freed = out;
+  };
+  for (auto* a : {&d.allocated_bytes, &d.reserved_bytes, &d.active_bytes, &d.requested_bytes})
+    fill(*a, m.allocated, m.peak_allocated, m.bytes_allocated_total, m.bytes_freed_total);
+  for (auto* a : {&d.allocation, &d.segment, &d.active})
+    fill(*a, m.live_allocs, m.live_allocs, m.num_allocs, m.num_frees);
+  return d;
+}
+
+void TpuAllocator::resetAccumulatedStats(c10::DeviceIndex device) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  MemoryStats& s = stats().at(device);
+  s.num_frees = 0;
+  s.num_allocs = 0;
+  s.bytes_allocated_total = 0;
+  s.bytes_freed_total = 0;
+}
+
+void TpuAllocator::resetPeakStats(c10::DeviceIndex device) { reset_peak_memory_stats(device); }
+
+std::pair<size_t, size_t> TpuAllocator::getMemoryInfo(c10::DeviceIndex device) {
+  auto [free, total] = memory_info(device);
+  return {static_cast<size_t>(free), static_cast<size_t>(total)};
 }
 
 }  // namespace torch_tpu::device

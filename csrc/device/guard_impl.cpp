@@ -56,6 +56,17 @@ struct TpuGuardImpl final : c10::impl::DeviceGuardImplInterface {
   }
   void synchronizeDevice(const c10::DeviceIndex index) const override { synchronize(index); }
   void recordDataPtrOnStream(const c10::DataPtr&, const c10::Stream&) const override {}
+
+  // The dtypes tpu tensors can hold (eager/dtype_map.cpp); torch.accelerator.get_device_capability.
+  c10::DeviceCapability getDeviceCapability(c10::Device) const override {
+    c10::DeviceCapability cap;
+    cap.capability_data.capability_bits = 0;
+    auto& t = cap.capability_data.supported_scalar_types;
+    t.has_Bool = t.has_Byte = t.has_Char = t.has_Short = t.has_Int = t.has_Long = 1;
+    t.has_Half = t.has_BFloat16 = t.has_Float = t.has_Double = 1;
+    t.has_ComplexFloat = t.has_ComplexDouble = 1;
+    return cap;
+  }
 };
 
 C10_REGISTER_GUARD_IMPL(PrivateUse1, TpuGuardImpl);

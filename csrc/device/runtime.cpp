@@ -2,11 +2,15 @@
 
 #include <c10/util/Exception.h>
 
+#include <pthread.h>
+
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
 
+#include "device/device_error.h"
 #include "device/storage_slot.h"
 #include "pjrt/error.h"
 #include "pjrt/plugin_locator.h"
@@ -82,7 +86,34 @@ void set_plugin_search_dirs(std::vector<std::string> dirs) {
   search_dirs = std::move(dirs);
 }
 
+// A forked child shares the parent's PJRT client without its threads: using
+// it hangs. The child marks itself (CUDA's rule: no device in a child forked
+// after the device started) and leaks the inherited client, whose teardown
+// would wait for those threads too.
+namespace {
+std::atomic<bool> bad_fork{false};
+
+void on_fork_child() {
+  if (the_runtime) {
+    bad_fork = true;
+    (void)the_runtime.release();
+  }
+}
+
+[[maybe_unused]] const bool fork_handler_installed = [] {
+  pthread_atfork(nullptr, nullptr, on_fork_child);
+  return true;
+}();
+}  // namespace
+
+bool in_bad_fork() { return bad_fork; }
+
 Runtime& runtime() {
+  TORCH_CHECK(!bad_fork,
+              "Cannot re-initialize tpu in a forked subprocess: the parent had started the tpu runtime before "
+              "fork(). To use tpu with multiprocessing, use the 'spawn' start method "
+              "(torch.multiprocessing.set_start_method('spawn')); DataLoader workers that only touch CPU tensors "
+              "are fine.");
   std::lock_guard<std::mutex> lock(init_mutex);
   if (the_runtime) return *the_runtime;
   if (init_error.empty()) {
@@ -221,7 +252,8 @@ std::shared_ptr<pjrt::Buffer> upload(const void* data, const hlo::TensorType& ty
   try {
     return pjrt::Buffer::from_host(*rt.client, data, to_pjrt(type.dtype), type.dims, pjrt_device(device_index));
   } catch (const pjrt::Error& e) {
-    TORCH_CHECK(false, "torch_tpu: copying ", type.str(), " to tpu:", device_index, " failed: ", e.what());
+    raise_device_failure(e, "copying " + type.str() + " to tpu:" + std::to_string(device_index), device_index,
+                         bytes_of({type}));
   }
 }
 

@@ -31,6 +31,8 @@ void set_plugin_search_dirs(std::vector<std::string> dirs);
 // same one on every later call) when no plugin can be loaded.
 Runtime& runtime();
 bool runtime_initialized();
+// True in a child forked after the runtime started in the parent; runtime() then raises.
+bool in_bad_fork();
 int device_count();  // 0 when the runtime cannot start; never throws
 const pjrt::Device& pjrt_device(int index);
 

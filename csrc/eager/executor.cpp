@@ -11,6 +11,7 @@
 
 #include "compile_cache/compile_cache.h"
 #include "device/allocator.h"
+#include "device/device_error.h"
 #include "device/generator.h"
 #include "device/runtime.h"
 #include "device/storage_slot.h"
@@ -383,7 +384,8 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   try {
     result = plan->exe->execute(args, device::pjrt_device(inv.device_index), non_donatable);
   } catch (const pjrt::Error& e) {
-    TORCH_CHECK(false, "torch_tpu: running ", inv.op, " failed: ", e.what());
+    device::raise_device_failure(e, "running " + inv.op, inv.device_index,
+                                 device::bytes_of(plan->fresh_layouts) + device::bytes_of(plan->target_layouts));
   }
   count_execution();
   keep.clear();

@@ -41,24 +41,9 @@ py::dict runtime_info() {
   return info;
 }
 
-// Free and total bytes: the plugin's figures when it reports a limit; the
-// host's memory for the CPU plugin, whose device memory is host memory.
 py::tuple mem_get_info(int index) {
-  const pjrt::Device& d = device::pjrt_device(index);
-  if (auto s = d.memory_stats(); s && s->bytes_limit)
-    return py::make_tuple(*s->bytes_limit - s->bytes_in_use, *s->bytes_limit);
-  std::ifstream meminfo("/proc/meminfo");
-  std::string line;
-  int64_t total = 0, avail = 0;
-  while (std::getline(meminfo, line)) {
-    std::istringstream ss(line);
-    std::string name;
-    int64_t kb = 0;
-    ss >> name >> kb;
-    if (name == "MemTotal:") total = kb * 1024;
-    if (name == "MemAvailable:") avail = kb * 1024;
-  }
-  return py::make_tuple(avail, total);
+  auto [free, total] = device::memory_info(index);
+  return py::make_tuple(free, total);
 }
 
 py::dict memory_stats(int index) {
@@ -68,7 +53,7 @@ py::dict memory_stats(int index) {
   d["allocated_bytes.all.peak"] = s.peak_allocated;
   d["allocation.all.allocated"] = s.num_allocs;
   d["allocation.all.freed"] = s.num_frees;
-  d["allocation.all.current"] = s.num_allocs - s.num_frees;
+  d["allocation.all.current"] = s.live_allocs;
   return d;
 }
 
@@ -107,6 +92,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_lowered_ops", &ops::lowered_ops);
   m.def("_runtime_info", &runtime_info);
   m.def("_runtime_started", &device::runtime_initialized);
+  m.def("_is_in_bad_fork", &device::in_bad_fork);
   m.def("_start_runtime", []() { device::runtime(); });
   m.def("device_count", &device::device_count);
   m.def("current_device", &device::current_device);
