@@ -116,3 +116,12 @@ def test_sending_a_tpu_tensor_to_another_process_fails_at_once():
             q.put(obj)
     q.put(torch.ones(2))   # CPU tensors still go through shared memory
     torch.testing.assert_close(q.get(), torch.ones(2))
+
+
+def test_dlpack_export_of_a_tpu_tensor_is_a_clear_error():
+    x = torch.arange(3.0, device="tpu")
+    for export in (torch.utils.dlpack.to_dlpack, lambda t: t.__dlpack__(), torch.utils.dlpack.from_dlpack):
+        with pytest.raises(RuntimeError, match="cannot be exported through DLPack.*tensor.cpu"):
+            export(x)
+    cpu = torch.utils.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(x.cpu()))   # CPU copies still work
+    torch.testing.assert_close(cpu, torch.arange(3.0))

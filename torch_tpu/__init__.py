@@ -36,6 +36,7 @@ from .config import config_text, metrics, reset_metrics, show_config  # noqa: E4
 from .modes import debug_mode  # noqa: E402,F401
 from .integrations import accelerate_device as _accelerate_device  # noqa: E402
 from .integrations import inductor_reroute as _inductor_reroute  # noqa: E402
+from .integrations import dlpack_guard as _dlpack_guard  # noqa: E402
 from .integrations import multiprocessing_guard as _multiprocessing_guard  # noqa: E402
 
 _accelerate_device.install()  # Trainer/Accelerate place models on tpu (applied if accelerate is imported)
