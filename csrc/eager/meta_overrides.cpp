@@ -263,6 +263,41 @@ std::vector<c10::IValue> pow_tensor_scalar_meta(const torch::jit::Stack& stack, 
   return r;
 }
 
+// The fused GRU cell has no meta kernel (its only kernel is CUDA's); the
+// workspace layout is the one of ops/rnn_cells.cpp: [B, 5H].
+std::vector<c10::IValue> gru_cell_meta(const torch::jit::Stack& stack, size_t first) {
+  const at::Tensor& gates = stack[first].toTensor();
+  const at::Tensor& hx = stack[first + 2].toTensor();
+  TORCH_CHECK(gates.dim() == 2 && hx.dim() == 2 && gates.size(1) == 3 * hx.size(1) && gates.size(0) == hx.size(0) &&
+                  stack[first + 1].toTensor().sizes() == gates.sizes(),
+              "_thnn_fused_gru_cell: expected input_gates and hidden_gates of shape [B, 3H] and hx of [B, H], got ",
+              gates.sizes(), ", ", stack[first + 1].toTensor().sizes(), " and ", hx.sizes());
+  auto opts = hx.options().device(c10::kMeta);
+  return {at::empty(hx.sizes(), opts), at::empty({hx.size(0), 5 * hx.size(1)}, opts)};
+}
+
+// The fused LSTM cell: PyTorch's meta kernel reads the biases' devices
+// without checking they were given (nn.LSTM(bias=False) fails in it).
+std::vector<c10::IValue> lstm_cell_meta(const torch::jit::Stack& stack, size_t first) {
+  const at::Tensor& gates = stack[first].toTensor();
+  const at::Tensor& cx = stack[first + 2].toTensor();
+  TORCH_CHECK(gates.dim() == 2 && cx.dim() == 2 && gates.size(1) == 4 * cx.size(1) && gates.size(0) == cx.size(0) &&
+                  stack[first + 1].toTensor().sizes() == gates.sizes(),
+              "_thnn_fused_lstm_cell: expected input_gates and hidden_gates of shape [B, 4H] and cx of [B, H], got ",
+              gates.sizes(), ", ", stack[first + 1].toTensor().sizes(), " and ", cx.sizes());
+  auto opts = gates.options().device(c10::kMeta);
+  return {at::empty(cx.sizes(), opts), at::empty(cx.sizes(), opts), at::empty(gates.sizes(), opts)};
+}
+
+std::vector<c10::IValue> gru_cell_backward_meta(const torch::jit::Stack& stack, size_t first) {
+  const at::Tensor& grad = stack[first].toTensor();
+  bool has_bias = stack[first + 2].toBool();
+  auto opts = grad.options().device(c10::kMeta);
+  int64_t n = grad.size(0), h = grad.size(1);
+  auto bias = [&] { return has_bias ? c10::IValue(at::empty({3 * h}, opts)) : c10::IValue(at::Tensor()); };
+  return {at::empty({n, 3 * h}, opts), at::empty({n, 3 * h}, opts), at::empty({n, h}, opts), bias(), bias()};
+}
+
 }  // namespace
 
 const MetaOverride* find_meta_override(const c10::OperatorName& op) {
@@ -300,6 +335,9 @@ const MetaOverride* find_meta_override(const c10::OperatorName& op) {
     m["aten::sub.Tensor"] = sub_meta("Tensor");
     m["aten::sub.Scalar"] = sub_meta("Scalar");
     m["aten::pow.Tensor_Scalar"] = pow_tensor_scalar_meta;
+    m["aten::_thnn_fused_lstm_cell"] = lstm_cell_meta;
+    m["aten::_thnn_fused_gru_cell"] = gru_cell_meta;
+    m["aten::_thnn_fused_gru_cell_backward"] = gru_cell_backward_meta;
     return m;
   }();
   auto it = overrides.find(op.overload_name.empty() ? op.name : op.name + "." + op.overload_name);

@@ -42,10 +42,6 @@ Value channels(Builder& b, const Value& p, int64_t C, DType ct) {
   return b.reshape(x, {C});
 }
 
-const Value* optional(const OpCall& c, const Values& v, size_t i) {
-  return c.arg(i).is_none() ? nullptr : &operand(c, v, i);
-}
-
 // `s` as output type `t`; a statistic the CPU leaves empty (eval) is zeros.
 Value as_output(Builder& b, const Value& s, const TensorType& t) {
   if (t.numel() != s.type.numel()) return b.splat_int(t, 0);
@@ -105,7 +101,7 @@ Forward forward(Builder& b, const OpCall& c, const Values& v, const Value* w, co
 TORCH_TPU_LOWERING("_native_batch_norm_legit", [](Builder& b, const OpCall& c, const Values& v) {
   bool training = c.arg(5).b;
   const Value &rm = operand(c, v, 3), &rv = operand(c, v, 4);
-  Forward f = forward(b, c, v, optional(c, v, 1), optional(c, v, 2), &rm, &rv, training, c.arg(6).d, c.arg(7).d);
+  Forward f = forward(b, c, v, optional_operand(c, v, 1), optional_operand(c, v, 2), &rm, &rv, training, c.arg(6).d, c.arg(7).d);
   const auto& o = c.outputs;
   Value new_rm = training ? b.convert(*f.new_rm, o[0].dtype) : rm;
   Value new_rv = training ? b.convert(*f.new_rv, o[1].dtype) : rv;
@@ -118,7 +114,7 @@ TORCH_TPU_LOWERING("_native_batch_norm_legit", [](Builder& b, const OpCall& c, c
 TORCH_TPU_LOWERING("_native_batch_norm_legit_functional", [](Builder& b, const OpCall& c, const Values& v) {
   bool training = c.arg(5).b;
   const Value &rm = operand(c, v, 3), &rv = operand(c, v, 4);
-  Forward f = forward(b, c, v, optional(c, v, 1), optional(c, v, 2), &rm, &rv, training, c.arg(6).d, c.arg(7).d);
+  Forward f = forward(b, c, v, optional_operand(c, v, 1), optional_operand(c, v, 2), &rm, &rv, training, c.arg(6).d, c.arg(7).d);
   const auto& o = c.outputs;
   Value new_rm = training ? b.convert(*f.new_rm, o[3].dtype) : rm;
   Value new_rv = training ? b.convert(*f.new_rv, o[4].dtype) : rv;
@@ -127,7 +123,7 @@ TORCH_TPU_LOWERING("_native_batch_norm_legit_functional", [](Builder& b, const O
 
 // _native_batch_norm_legit.no_stats(input, weight?, bias?, training, momentum, eps)
 TORCH_TPU_LOWERING("_native_batch_norm_legit.no_stats", [](Builder& b, const OpCall& c, const Values& v) {
-  Forward f = forward(b, c, v, optional(c, v, 1), optional(c, v, 2), nullptr, nullptr, c.arg(3).b, c.arg(4).d,
+  Forward f = forward(b, c, v, optional_operand(c, v, 1), optional_operand(c, v, 2), nullptr, nullptr, c.arg(3).b, c.arg(4).d,
                       c.arg(5).d);
   const auto& o = c.outputs;
   return Values{f.out, as_output(b, f.mean, o[1]), as_output(b, f.invstd, o[2])};
@@ -135,7 +131,7 @@ TORCH_TPU_LOWERING("_native_batch_norm_legit.no_stats", [](Builder& b, const OpC
 
 // _native_batch_norm_legit_no_training(input, weight?, bias?, running_mean, running_var, momentum, eps)
 TORCH_TPU_LOWERING("_native_batch_norm_legit_no_training", [](Builder& b, const OpCall& c, const Values& v) {
-  Forward f = forward(b, c, v, optional(c, v, 1), optional(c, v, 2), &operand(c, v, 3), &operand(c, v, 4), false,
+  Forward f = forward(b, c, v, optional_operand(c, v, 1), optional_operand(c, v, 2), &operand(c, v, 3), &operand(c, v, 4), false,
                       c.arg(5).d, c.arg(6).d);
   const auto& o = c.outputs;
   return Values{f.out, as_output(b, f.mean, o[1]), as_output(b, f.invstd, o[2])};
@@ -144,7 +140,7 @@ TORCH_TPU_LOWERING("_native_batch_norm_legit_no_training", [](Builder& b, const 
 // _batch_norm_with_update(input, weight?, bias?, running_mean(a!), running_var(b!), momentum, eps)
 // -> (out, save_mean, save_invstd, reserve)
 TORCH_TPU_LOWERING("_batch_norm_with_update", [](Builder& b, const OpCall& c, const Values& v) {
-  Forward f = forward(b, c, v, optional(c, v, 1), optional(c, v, 2), &operand(c, v, 3), &operand(c, v, 4), true,
+  Forward f = forward(b, c, v, optional_operand(c, v, 1), optional_operand(c, v, 2), &operand(c, v, 3), &operand(c, v, 4), true,
                       c.arg(5).d, c.arg(6).d);
   const auto& o = c.outputs;
   return Values{b.convert(*f.new_rm, o[0].dtype), b.convert(*f.new_rv, o[1].dtype), f.out,
@@ -154,9 +150,9 @@ TORCH_TPU_LOWERING("_batch_norm_with_update", [](Builder& b, const OpCall& c, co
 // _batch_norm_no_update(input, weight?, bias?, running_mean?, running_var?, momentum, eps):
 // eval with running stats, or batch statistics when they are absent.
 TORCH_TPU_LOWERING("_batch_norm_no_update", [](Builder& b, const OpCall& c, const Values& v) {
-  const Value *rm = optional(c, v, 3), *rv = optional(c, v, 4);
+  const Value *rm = optional_operand(c, v, 3), *rv = optional_operand(c, v, 4);
   bool training = !rm && !rv;
-  Forward f = forward(b, c, v, optional(c, v, 1), optional(c, v, 2), rm, rv, training, c.arg(5).d, c.arg(6).d);
+  Forward f = forward(b, c, v, optional_operand(c, v, 1), optional_operand(c, v, 2), rm, rv, training, c.arg(5).d, c.arg(6).d);
   const auto& o = c.outputs;
   return Values{f.out, as_output(b, f.mean, o[1]), as_output(b, f.invstd, o[2]), b.splat_int(o[3], 0)};
 });
@@ -181,7 +177,7 @@ Values backward(Builder& b, const OpCall& c, const Values& v, bool train, double
     Value var = channels(b, operand(c, v, 4), C, ct);
     invstd = b.divide(b.splat_float(ch, 1.0), b.unary("sqrt", b.add(var, b.splat_float(ch, eps))));
   }
-  const Value* w = optional(c, v, 2);
+  const Value* w = optional_operand(c, v, 2);
   Value wc = w ? channels(b, *w, C, ct) : b.splat_float(ch, 1.0);
   Value xhat = b.multiply(b.subtract(x, per_channel(b, mean, x)), per_channel(b, invstd, x));
   Value sum_dy = channel_sum(b, dy);

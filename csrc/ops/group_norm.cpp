@@ -40,10 +40,6 @@ Value per_channel(Builder& b, const Value& p, const Value& like) {  // [C] over 
   return b.broadcast_in_dim(r, like.type.dims, {1, 2});
 }
 
-const Value* optional(const OpCall& c, const Values& v, size_t i) {
-  return c.arg(i).is_none() ? nullptr : &operand(c, v, i);
-}
-
 // native_group_norm(input, weight?, bias?, N, C, HxW, group, eps) -> (out, mean [N, G], rstd [N, G])
 TORCH_TPU_LOWERING("native_group_norm", [](Builder& b, const OpCall& c, const Values& v) {
   const Value& input = operand(c, v, 0);
@@ -58,8 +54,8 @@ TORCH_TPU_LOWERING("native_group_norm", [](Builder& b, const OpCall& c, const Va
   Value var = b.multiply(group_sum(b, b.multiply(xc, xc)), inv_d);
   Value rstd = b.divide(b.splat_float(ng, 1.0), b.unary("sqrt", b.add(var, b.splat_float(ng, c.arg(7).d))));
   Value y = b.multiply(xc, per_group(b, rstd, x));
-  if (const Value* w = optional(c, v, 1)) y = b.multiply(y, per_channel(b, *w, y));
-  if (const Value* bias = optional(c, v, 2)) y = b.add(y, per_channel(b, *bias, y));
+  if (const Value* w = optional_operand(c, v, 1)) y = b.multiply(y, per_channel(b, *w, y));
+  if (const Value* bias = optional_operand(c, v, 2)) y = b.add(y, per_channel(b, *bias, y));
   const auto& o = c.outputs;
   auto as = [&](const Value& t, const TensorType& type) { return b.reshape(b.convert(t, type.dtype), type.dims); };
   return Values{as(y, o[0]), as(mean, o[1]), as(rstd, o[2])};
@@ -74,7 +70,7 @@ TORCH_TPU_LOWERING("native_group_norm_backward", [](Builder& b, const OpCall& c,
   Value dy = b.reshape(b.convert(operand(c, v, 0), ct), s.view());
   Value rstd = per_group(b, operand(c, v, 3), x);
   Value xhat = b.multiply(b.subtract(x, per_group(b, operand(c, v, 2), x)), rstd);
-  const Value* w = optional(c, v, 4);
+  const Value* w = optional_operand(c, v, 4);
   Value g = w ? b.multiply(dy, per_channel(b, *w, dy)) : dy;
   TensorType ng(ct, {s.n, s.g});
   double d = static_cast<double>(s.cg * s.hw);

@@ -24,4 +24,9 @@ inline const hlo::Value& operand(const OpCall& c, const std::vector<hlo::Value>&
   return ops.at(c.arg(i).operand());
 }
 
+// The operand value of optional tensor argument `i`; nullptr for None.
+inline const hlo::Value* optional_operand(const OpCall& c, const std::vector<hlo::Value>& ops, size_t i) {
+  return c.arg(i).is_none() ? nullptr : &operand(c, ops, i);
+}
+
 }  // namespace torch_tpu::ops

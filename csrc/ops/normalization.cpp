@@ -42,11 +42,6 @@ int64_t norm_axis(const OpCall& c, size_t i, const Value& input) {
   return axis;
 }
 
-// The optional tensor argument i, or null when it is None.
-const Value* optional(const OpCall& c, const Values& v, size_t i) {
-  return c.arg(i).is_none() ? nullptr : &operand(c, v, i);
-}
-
 // An affine parameter (normalized_shape) in like's dtype, broadcast over like.
 Value param(Builder& b, const Value& p, const Value& like) {
   return b.broadcast_to(b.convert(p, like.type.dtype), like.type.dims);
@@ -75,8 +70,8 @@ TORCH_TPU_LOWERING("native_layer_norm", [](Builder& b, const OpCall& c, const Va
   Value var = b.multiply(sum(b, b.multiply(xc, xc), dims, false), inv_n);
   Value rstd = b.divide(b.splat_float(row_t, 1.0), b.unary("sqrt", b.add(var, b.splat_float(row_t, c.arg(4).d))));
   Value y = b.multiply(xc, expand(b, rstd, x, axis));
-  if (const Value* w = optional(c, v, 2)) y = b.multiply(y, param(b, *w, y));
-  if (const Value* bias = optional(c, v, 3)) y = b.add(y, param(b, *bias, y));
+  if (const Value* w = optional_operand(c, v, 2)) y = b.multiply(y, param(b, *w, y));
+  if (const Value* bias = optional_operand(c, v, 3)) y = b.add(y, param(b, *bias, y));
   auto as = [&](const Value& s, const TensorType& t) { return b.reshape(b.convert(s, t.dtype), t.dims); };
   return Values{b.convert(y, c.outputs[0].dtype), as(mean, c.outputs[1]), as(rstd, c.outputs[2])};
 });
@@ -93,7 +88,7 @@ TORCH_TPU_LOWERING("native_layer_norm_backward", [](Builder& b, const OpCall& c,
   Value mean = expand(b, operand(c, v, 3), x, axis);
   Value rstd = expand(b, operand(c, v, 4), x, axis);
   Value xhat = b.multiply(b.subtract(x, mean), rstd);
-  const Value* w = optional(c, v, 5);
+  const Value* w = optional_operand(c, v, 5);
   Value g = w ? b.multiply(dy, param(b, *w, dy)) : dy;
   int64_t n = 1;
   for (int64_t d = axis; d < rank; ++d) n *= x.type.dims[d];
