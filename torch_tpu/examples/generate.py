@@ -1,14 +1,14 @@
-"""The main job: a Hugging Face causal LM generating on `tpu`.
+"""The main job: train a small Qwen3 on `tpu`, then generate with it on `tpu`
+(eager and compiled) and on the CPU.
 
-    python -m torch_tpu.examples.generate [--model PATH] [--max-new-tokens N]
-
-Without --model it builds (once, cached) a small Qwen3-architecture checkpoint
-with random weights, so the text is meaningless; the point is the path: the
-model is loaded with from_pretrained(device_map="tpu") and generates with
-static-cache greedy decoding, eager and then compiled (torch.compile with the
-"tpu" backend, which generate picks by itself on tpu), and on the CPU for
-comparison. Tokens/s are measured on a second call, after the first call
-compiled what it needed; the first call's time is printed too.
+Without --model it builds a Qwen3-architecture model and a BPE tokenizer from
+the text this package ships (nothing is downloaded), trains it on `tpu` until
+it knows that text by heart, and caches it ($TORCH_TPU_CACHE, default
+~/.cache/torch_tpu; delete the folder to train again). It then loads the
+checkpoint with from_pretrained(path, device_map="tpu") and decodes greedily
+with a static cache: eager, compiled (generate compiles its decoding step with
+the "tpu" backend by itself) and on the CPU. Tokens/s come from a second call;
+the first call's time includes compiling.
 """
 import argparse
 import time
@@ -16,6 +16,13 @@ import time
 import torch
 
 import torch_tpu
+
+
+def printable(text: str) -> str:
+    """Escapes what a terminal would interpret (control characters, e.g. from
+    an untrained model); line breaks stay, indented under the label."""
+    return "".join(c if c.isprintable() or c == "\n" else c.encode("unicode_escape").decode() for c in text) \
+        .replace("\n", "\n" + " " * 11)
 
 
 def timed_generate(model, inputs, new_tokens, compiled):
@@ -27,25 +34,51 @@ def timed_generate(model, inputs, new_tokens, compiled):
     first = time.perf_counter() - t0
     t0 = time.perf_counter()
     out = model.generate(**inputs, **kw)
-    out.cpu()  # waits for the device
+    out = out.cpu()  # waits for the device
     steady = time.perf_counter() - t0
     return out, first, new_tokens * out.shape[0] / steady
 
 
+def checkpoint(args) -> tuple[str, bool]:
+    """The folder to load and whether it is the model trained on the corpus."""
+    from . import tiny_checkpoint, train_tiny
+
+    if args.model:
+        return args.model, False
+    if args.no_train:
+        return tiny_checkpoint.build(), False
+    folder = tiny_checkpoint.default_folder(args.steps)
+    if tiny_checkpoint.is_built(folder):
+        log = train_tiny.read_log(folder)
+        if log:
+            print(f"trained checkpoint, cached ({log['steps']} steps on {log['device']} in {log['seconds']:.0f} s, "
+                  f"loss {log['losses'][0]:.3f} -> {log['losses'][-1]:.3f}); delete the folder to train again")
+    else:
+        print(f"training (once; cached in {folder})")
+        tiny_checkpoint.build_trained(folder, steps=args.steps)
+    return folder, True
+
+
 def main(argv=None):
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
-    from .tiny_checkpoint import build
+    from . import train_tiny
+
+    hf_logging.disable_progress_bar()  # weight loading/saving bars would interleave with ours
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", help="a local checkpoint folder (default: the cached tiny Qwen3)")
+    p.add_argument("--model", help="any local checkpoint folder (no training)")
+    p.add_argument("--steps", type=int, default=train_tiny.DEFAULT_STEPS,
+                   help="training steps (default %(default)s; cached per step count)")
+    p.add_argument("--no-train", action="store_true", help="random weights instead (meaningless text)")
     p.add_argument("--prompt", default="Every op is lowered to StableHLO")
-    p.add_argument("--max-new-tokens", type=int, default=32)
+    p.add_argument("--max-new-tokens", type=int, default=40)
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     p.add_argument("--skip-cpu", action="store_true", help="don't measure the CPU")
     args = p.parse_args(argv)
     dtype = getattr(torch, args.dtype)
-    path = args.model or build()
+    path, trained_here = checkpoint(args)
     print(f"model: {path}")
     tokenizer = AutoTokenizer.from_pretrained(path)
     inputs = tokenizer([args.prompt], return_tensors="pt")
@@ -57,20 +90,27 @@ def main(argv=None):
     out, first, speed = timed_generate(model, tpu_inputs, args.max_new_tokens, compiled=False)
     eager = torch_tpu.metrics()
     rows.append(("tpu eager", first, speed))
-    text = tokenizer.decode(out[0, inputs["input_ids"].shape[1]:].cpu(), skip_special_tokens=True)
+    text = tokenizer.decode(out[0, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
     torch_tpu.reset_metrics()
     out_c, first_c, speed_c = timed_generate(model, tpu_inputs, args.max_new_tokens, compiled=True)
     compiled = torch_tpu.metrics()
     rows.append(("tpu compiled", first_c, speed_c))
-    same = torch.equal(out.cpu(), out_c.cpu())
+    same = torch.equal(out, out_c)
+    tokens = {"tpu eager": out, "tpu compiled": out_c}
     if not args.skip_cpu:
         cpu_model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).eval()
         out_cpu, first_cpu, speed_cpu = timed_generate(cpu_model, dict(inputs), args.max_new_tokens, compiled=False)
         rows.append(("cpu eager", first_cpu, speed_cpu))
-        same_cpu = torch.equal(out.cpu(), out_cpu)
+        same_cpu = torch.equal(out, out_cpu)
+        tokens["cpu eager"] = out_cpu
 
-    print(f"prompt: {args.prompt!r}")
-    print(f"generated ({args.max_new_tokens} tokens, greedy): {text!r}")
+    print(f"prompt:    {printable(args.prompt)}")
+    print(f"generated: {printable(text)}")
+    print(f"           ({args.max_new_tokens} tokens, greedy, tpu eager)")
+    if trained_here:
+        overlap = train_tiny.longest_corpus_overlap(args.prompt + text)
+        print(f"longest stretch of prompt + generated text found verbatim in the training text: "
+              f"{len(overlap)} of {len(args.prompt + text)} characters")
     print(f"{'':14}{'first call s':>14}{'tokens/s':>12}")
     for name, first_s, tps in rows:
         print(f"{name:14}{first_s:14.2f}{tps:12.1f}")
@@ -81,6 +121,7 @@ def main(argv=None):
         print(f"metrics ({name} generate x2): compiles {m['compiles']}, cache hits {m['cache_hits']}, "
               f"graph compiles {m.get('graph_compiles', 0)}, graph cache hits {m.get('graph_cache_hits', 0)}, "
               f"fallbacks {m['fallbacks']}")
+    return dict(path=path, text=text, tokens=tokens)  # for tests
 
 
 if __name__ == "__main__":
