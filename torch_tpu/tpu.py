@@ -225,11 +225,51 @@ def set_rng_state_all(new_states) -> None:
         set_rng_state(s, i)
 
 
+# --- streams and events --------------------------------------------------------
+# PJRT orders each device's work by its data dependencies: a device has one
+# stream, every Stream object of a device is that stream, and work "on another
+# stream" is ordered with it, which is always safe for code written for CUDA's
+# streams (their waits cost nothing here). Events are real: they cover the work
+# queued before record(), report completion, wait for it and time it.
+
+# Both construct plain torch.Stream / torch.Event objects: PyTorch's bindings
+# accept only those (not subclasses) as the other stream or event of a call.
+class Stream:
+    """torch.cuda.Stream(device, priority) on tpu: a torch.Stream (priority accepted, all equal)."""
+
+    def __new__(cls, device=None, priority=0, **kwargs):
+        return torch.Stream(device=torch.device("tpu", _index(device)), priority=priority, **kwargs)
+
+
+class Event:
+    """torch.cuda.Event(enable_timing, blocking) on tpu: a torch.Event with
+    record, wait, query, synchronize and elapsed_time."""
+
+    def __new__(cls, enable_timing=False, blocking=False, interprocess=False):
+        if interprocess:
+            raise RuntimeError("tpu events cannot be shared between processes (interprocess=True)")
+        return torch.Event(device="tpu", enable_timing=enable_timing, blocking=blocking)
+
+
+def default_stream(device=None) -> torch.Stream:
+    return torch.Stream(device=torch.device("tpu", _index(device)))
+
+
+def current_stream(device=None) -> torch.Stream:
+    return default_stream(device)
+
+
+def set_stream(s) -> None:
+    """Makes ``s``'s device current (the device's one stream is then current)."""
+    if s is not None:
+        set_device(s.device_index)
+
+
 @contextlib.contextmanager
 def stream(s=None):
-    """Each tpu device has one stream; this exists for API compatibility."""
-    yield
-
-
-def current_stream(device=None):
-    return torch.Stream(device=torch.device("tpu", _index(device)))
+    """Runs the block with ``s``'s device current (it has one stream)."""
+    if s is None:
+        yield
+        return
+    with device(s.device_index):
+        yield

@@ -1,8 +1,9 @@
 // DeviceGuardImpl for `tpu`: the current device is per thread; each device
 // has one stream (PJRT orders a device's work itself), and events are markers
-// that synchronize the device.
+// that cover the work queued before them (device/device_event.h).
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
+#include "device/device_event.h"
 #include "device/runtime.h"
 
 namespace torch_tpu::device {
@@ -40,19 +41,33 @@ struct TpuGuardImpl final : c10::impl::DeviceGuardImplInterface {
   c10::DeviceIndex deviceCount() const noexcept override {
     return static_cast<c10::DeviceIndex>(device_count());
   }
-  // Events: recording marks a point; waiting on it synchronizes the device.
-  void record(void** event, const c10::Stream& stream, const c10::DeviceIndex, const c10::EventFlag) const override {
-    if (*event == nullptr) *event = reinterpret_cast<void*>(static_cast<intptr_t>(stream.device_index()) + 1);
+  // Events (device/device_event.h). A stream waiting on an event of its own
+  // device needs nothing (PJRT orders the device's work by its data); on
+  // another device's stream, the host waits for the event.
+  void record(void** event, const c10::Stream& stream, const c10::DeviceIndex, const c10::EventFlag flag) const override {
+    if (*event == nullptr) *event = new DeviceEvent(flag == c10::EventFlag::BACKEND_DEFAULT);
+    static_cast<DeviceEvent*>(*event)->record(stream.device_index());
   }
-  void block(void* event, const c10::Stream&) const override {
-    if (event) synchronize(static_cast<int>(reinterpret_cast<intptr_t>(event) - 1));
+  void block(void* event, const c10::Stream& stream) const override {
+    auto* e = static_cast<DeviceEvent*>(event);
+    if (e && e->recorded() && e->device() != stream.device_index()) e->synchronize();
   }
-  bool queryEvent(void*) const override { return true; }
-  void destroyEvent(void*, const c10::DeviceIndex) const noexcept override {}
-  bool queryStream(const c10::Stream&) const override { return true; }
+  bool queryEvent(void* event) const override { return !event || static_cast<DeviceEvent*>(event)->query(); }
+  void destroyEvent(void* event, const c10::DeviceIndex) const noexcept override {
+    delete static_cast<DeviceEvent*>(event);
+  }
+  bool queryStream(const c10::Stream& s) const override {
+    for (const auto& e : queued_work(s.device_index()))
+      if (!e->is_ready()) return false;
+    return true;
+  }
   void synchronizeStream(const c10::Stream& s) const override { synchronize(s.device_index()); }
   void synchronizeEvent(void* event) const override {
-    if (event) synchronize(static_cast<int>(reinterpret_cast<intptr_t>(event) - 1));
+    if (event) static_cast<DeviceEvent*>(event)->synchronize();
+  }
+  double elapsedTime(void* start, void* end, const c10::DeviceIndex) const override {
+    TORCH_CHECK(start && end, "Both events must be recorded before calculating elapsed time.");
+    return static_cast<DeviceEvent*>(start)->elapsed_ms(*static_cast<DeviceEvent*>(end));
   }
   void synchronizeDevice(const c10::DeviceIndex index) const override { synchronize(index); }
   void recordDataPtrOnStream(const c10::DataPtr&, const c10::Stream&) const override {}

@@ -36,7 +36,7 @@ bool debug_from_env() {
 bool debug = debug_from_env();
 
 struct Pending {
-  pjrt::Event done;
+  std::shared_ptr<pjrt::Event> done;  // shared with device events recorded after it
   std::string op;
   int device_index;
 };
@@ -168,16 +168,16 @@ void track_completion(pjrt::Event done, const std::string& op, int device_index)
   }
   std::lock_guard<std::mutex> lock(pending_mutex);
   // Drop finished work from the front so the queue stays short.
-  while (!pending.empty() && pending.front().done.is_ready()) {
+  while (!pending.empty() && pending.front().done->is_ready()) {
     Pending& p = pending.front();
     try {
-      p.done.await();
+      p.done->await();
     } catch (...) {
       break;  // keep it: synchronize() reports it
     }
     pending.pop_front();
   }
-  pending.push_back(Pending{std::move(done), op, device_index});
+  pending.push_back(Pending{std::make_shared<pjrt::Event>(std::move(done)), op, device_index});
 }
 
 void track_check(std::shared_ptr<pjrt::Buffer> failed, int kind, const std::string& message, const std::string& op,
@@ -215,7 +215,7 @@ void synchronize(int device_index) {
   std::string first_error;
   for (auto& p : mine) {
     try {
-      p.done.await();
+      p.done->await();
     } catch (const std::exception& e) {
       if (first_error.empty())
         first_error = p.op + " failed on tpu:" + std::to_string(p.device_index) + ": " + e.what();
@@ -223,6 +223,14 @@ void synchronize(int device_index) {
   }
   TORCH_CHECK(first_error.empty(), "torch_tpu: asynchronous error: ", first_error);
   raise_failed_checks();
+}
+
+std::vector<std::shared_ptr<pjrt::Event>> queued_work(int device_index) {
+  std::lock_guard<std::mutex> lock(pending_mutex);
+  std::vector<std::shared_ptr<pjrt::Event>> r;
+  for (const auto& p : pending)
+    if (p.device_index == device_index) r.push_back(p.done);
+  return r;
 }
 
 pjrt::ElementType to_pjrt(hlo::DType t) {

@@ -48,6 +48,8 @@ void set_debug_mode(bool on);
 // and raises the first error, naming the op that failed.
 void track_completion(pjrt::Event done, const std::string& op, int device_index);
 void synchronize(int device_index = -1);
+// Completion events of the work queued on the device and not yet known done.
+std::vector<std::shared_ptr<pjrt::Event>> queued_work(int device_index);
 
 // A value-dependent check of a queued program (see ops/runtime_check.h): a
 // 0-d bool buffer that is true when the check failed. Raised (IndexError,
