@@ -43,7 +43,8 @@ def test_capability_and_properties():
     for dt in (torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.bool, torch.complex64):
         assert dt in cap["supported_dtypes"]
         torch.zeros(2, dtype=dt, device="tpu")  # and really supported
-    assert torch.float8_e4m3fn not in cap["supported_dtypes"]
+    assert torch.float8_e4m3fn in cap["supported_dtypes"] and torch.float8_e5m2 in cap["supported_dtypes"]
+    assert torch.uint16 not in cap["supported_dtypes"]  # not in the capability bitfield at all
     props = torch.tpu.get_device_properties(0)
     assert props.multi_processor_count >= 1 and props.total_memory > 0
 

@@ -247,6 +247,8 @@ pjrt::ElementType to_pjrt(hlo::DType t) {
     case hlo::DType::U64: return E::U64;
     case hlo::DType::F16: return E::F16;
     case hlo::DType::BF16: return E::BF16;
+    case hlo::DType::F8E5M2: return E::F8E5M2;
+    case hlo::DType::F8E4M3FN: return E::F8E4M3FN;
     case hlo::DType::F32: return E::F32;
     case hlo::DType::F64: return E::F64;
     case hlo::DType::C64: return E::C64;

@@ -9,6 +9,7 @@
 #include "eager/call_parser.h"
 #include "eager/dtype_map.h"
 #include "eager/executor.h"
+#include "eager/float8_ops.h"
 #include "eager/meta_overrides.h"
 #include "eager/op_variants.h"
 #include "ops/registry.h"
@@ -68,6 +69,7 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
   const c10::FunctionSchema& schema = handle.schema();
   size_t nargs = schema.arguments().size();
   size_t first = stack->size() - nargs;
+  check_float8_support(schema, *stack, first);
   if (schema.name() == "aten::index" && schema.overload_name() == "Tensor") {
     auto indices = (*stack)[first + 1].to<c10::List<std::optional<at::Tensor>>>();
     if (has_mask_index(indices)) {

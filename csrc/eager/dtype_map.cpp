@@ -23,6 +23,8 @@ hlo::DType to_hlo(c10::ScalarType t, const char* op) {
     case S::Double: return D::F64;
     case S::ComplexFloat: return D::C64;
     case S::ComplexDouble: return D::C128;
+    case S::Float8_e5m2: return D::F8E5M2;
+    case S::Float8_e4m3fn: return D::F8E4M3FN;
     default: break;
   }
   TORCH_CHECK_TYPE(false, op, ": dtype ", t, " is not supported on the tpu device");
@@ -47,6 +49,8 @@ c10::ScalarType to_scalar_type(hlo::DType t) {
     case D::F64: return S::Double;
     case D::C64: return S::ComplexFloat;
     case D::C128: return S::ComplexDouble;
+    case D::F8E5M2: return S::Float8_e5m2;
+    case D::F8E4M3FN: return S::Float8_e4m3fn;
   }
   return S::Undefined;
 }

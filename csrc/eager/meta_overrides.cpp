@@ -237,6 +237,27 @@ MetaOverride cpu_kernel_dtypes_meta(const char* name, const char* overload, cons
   };
 }
 
+// alpha of add/sub/rsub, checked against the result dtype as the CPU's
+// alpha_check does (PyTorch's meta kernels raise a ValueError or accept it).
+void check_alpha(const torch::jit::Stack& stack, size_t first) {
+  const c10::IValue& a = stack[first + 2];
+  if (!a.isScalar() && !a.isBool() && !a.isInt() && !a.isDouble() && !a.isComplexDouble()) return;
+  c10::Scalar alpha = a.toScalar();
+  c10::ScalarType dt = binary_result_type(stack, first);
+  TORCH_CHECK(!alpha.isBoolean() || dt == c10::kBool, "Boolean alpha only supported for Boolean results.");
+  TORCH_CHECK(c10::isFloatingType(dt) || c10::isComplexType(dt) || alpha.isIntegral(true),
+              "For integral input tensors, argument alpha must not be a floating point number.");
+  TORCH_CHECK(c10::isComplexType(dt) || !alpha.isComplex(),
+              "For non-complex input tensors, argument alpha must not be a complex number.");
+}
+
+MetaOverride add_meta(const char* name, const char* overload) {
+  return [=](const torch::jit::Stack& stack, size_t first) {
+    check_alpha(stack, first);
+    return default_meta(name, overload, stack, first);
+  };
+}
+
 // sub(self, other, alpha): the CPU refuses bool operands before it looks at alpha.
 MetaOverride sub_meta(const char* overload) {
   return [=](const torch::jit::Stack& stack, size_t first) {
@@ -250,6 +271,7 @@ MetaOverride sub_meta(const char* overload) {
     TORCH_CHECK(!is_bool(0) && !is_bool(1),
                 "Subtraction, the `-` operator, with a bool tensor is not supported. "
                 "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+    check_alpha(stack, first);
     return default_meta("aten::sub", overload, stack, first);
   };
 }
@@ -332,6 +354,10 @@ const MetaOverride* find_meta_override(const c10::OperatorName& op) {
     m["aten::floor_divide.Scalar"] = cpu_kernel_dtypes_meta("aten::floor_divide", "Scalar", "div_floor_cpu", false);
     m["aten::logaddexp"] = cpu_kernel_dtypes_meta("aten::logaddexp", "", "logaddexp_cpu", true);
     m["aten::logaddexp2"] = cpu_kernel_dtypes_meta("aten::logaddexp2", "", "logaddexp2_cpu", false);
+    m["aten::add.Tensor"] = add_meta("aten::add", "Tensor");
+    m["aten::add.Scalar"] = add_meta("aten::add", "Scalar");
+    m["aten::rsub.Tensor"] = add_meta("aten::rsub", "Tensor");
+    m["aten::rsub.Scalar"] = add_meta("aten::rsub", "Scalar");
     m["aten::sub.Tensor"] = sub_meta("Tensor");
     m["aten::sub.Scalar"] = sub_meta("Scalar");
     m["aten::pow.Tensor_Scalar"] = pow_tensor_scalar_meta;

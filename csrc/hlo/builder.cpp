@@ -127,7 +127,8 @@ Value Builder::constant_float(DType dtype, double v) {
     if (dtype == DType::Pred) return constant_bool(v != 0);
     return constant_int(dtype, static_cast<int64_t>(v));
   }
-  if (dtype == DType::F16 || dtype == DType::BF16) return convert(constant_float(DType::F32, v), dtype);
+  if (dtype == DType::F16 || dtype == DType::BF16 || is_float8(dtype))
+    return convert(constant_float(DType::F32, v), dtype);
   TensorType t(dtype, {});
   return emit1("constant", {}, "value = dense<" + float_literal(dtype, v) + "> : " + t.str(), t);
 }
@@ -204,6 +205,13 @@ Value Builder::convert(const Value& a, DType to) {
   if (!is_complex(a.type.dtype) && is_complex(to)) {
     Value re = convert(a, complex_component(to));
     return complex(re, splat_float(re.type, 0));
+  }
+  if (to == DType::F8E4M3FN) {
+    // PyTorch's casts to float8_e4m3fn (no infinities) saturate at +-448,
+    // infinities included; XLA's give NaN. NaN stays NaN (min/max propagate it).
+    Value f = is_float(a.type.dtype) && !is_float8(a.type.dtype) ? a : convert(a, DType::F32);
+    Value lim = splat_float(f.type, 448.0);
+    return emit1("convert", {minimum(maximum(f, negate(lim)), lim)}, "", a.type.with_dtype(to));
   }
   return emit1("convert", {a}, "", a.type.with_dtype(to));
 }

@@ -19,6 +19,8 @@ const char* dtype_name(DType t) {
     case DType::F64: return "f64";
     case DType::C64: return "complex<f32>";
     case DType::C128: return "complex<f64>";
+    case DType::F8E5M2: return "f8E5M2";
+    case DType::F8E4M3FN: return "f8E4M3FN";
   }
   return "?";
 }
@@ -26,7 +28,7 @@ const char* dtype_name(DType t) {
 int dtype_bits(DType t) {
   switch (t) {
     case DType::Pred: return 1;
-    case DType::I8: case DType::U8: return 8;
+    case DType::I8: case DType::U8: case DType::F8E5M2: case DType::F8E4M3FN: return 8;
     case DType::I16: case DType::U16: case DType::F16: case DType::BF16: return 16;
     case DType::I32: case DType::U32: case DType::F32: return 32;
     case DType::I64: case DType::U64: case DType::F64: case DType::C64: return 64;

@@ -7,17 +7,20 @@ namespace torch_tpu::hlo {
 
 enum class DType : int8_t {
   Pred, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64, C64, C128,
+  F8E5M2, F8E4M3FN,  // 8-bit floats: storage, casts and scaled matmuls
 };
 
 const char* dtype_name(DType t);  // MLIR element type: "f32", "ui8", "i1", ...
 int dtype_bits(DType t);
+inline bool is_float8(DType t) { return t == DType::F8E5M2 || t == DType::F8E4M3FN; }
 inline bool is_float(DType t) {
-  return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64;
+  return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64 || is_float8(t);
 }
 inline bool is_complex(DType t) { return t == DType::C64 || t == DType::C128; }
 // The real component type of a complex type (F32 for C64); other types map to themselves.
 inline DType complex_component(DType t) { return t == DType::C64 ? DType::F32 : t == DType::C128 ? DType::F64 : t; }
-inline DType complex_of(DType t) { return t == DType::F64 ? DType::C128 : DType::C64; }inline bool is_unsigned(DType t) {
+inline DType complex_of(DType t) { return t == DType::F64 ? DType::C128 : DType::C64; }
+inline bool is_unsigned(DType t) {
   return t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64;
 }
 inline bool is_signed_int(DType t) {

@@ -142,3 +142,29 @@ TORCH_TPU_LOWERING("addr", [](Builder& b, const OpCall& c, const Values& v) {
 
 }  // namespace
 }  // namespace torch_tpu::ops
+
+namespace torch_tpu::ops {
+namespace {
+
+// A per-tensor (1 element) or per-row/column ([M, 1] / [1, N]) scale of an
+// [M, N] product, in float32.
+Value scale_over(Builder& b, const Value& s, const TensorType& t, int64_t axis) {
+  Value f = b.convert(s, DType::F32);
+  if (f.type.numel() == 1) return b.broadcast_in_dim(b.reshape(f, {}), t.dims, {});
+  return b.broadcast_in_dim(b.reshape(f, {t.dims[axis]}), t.dims, {axis});
+}
+
+// _scaled_mm(self, mat2, scale_a, scale_b, bias?, scale_result?, out_dtype?, use_fast_accum):
+// the float8 matmul: (self * scale_a) @ (mat2 * scale_b) (+ bias) in float32,
+// times scale_result when given, cast to out_dtype (saturating for float8).
+TORCH_TPU_LOWERING("_scaled_mm", [](Builder& b, const OpCall& c, const Values& v) {
+  Value p = dot_general(b, c, operand(c, v, 0), operand(c, v, 1), {}, {}, {1}, {0}, DType::F32);
+  p = b.multiply(b.multiply(p, scale_over(b, operand(c, v, 2), p.type, 0)), scale_over(b, operand(c, v, 3), p.type, 1));
+  if (const Value* bias = optional_operand(c, v, 4))
+    p = b.add(p, b.broadcast_in_dim(b.convert(*bias, DType::F32), p.type.dims, {1}));
+  if (const Value* sr = optional_operand(c, v, 5)) p = b.multiply(p, scale_over(b, *sr, p.type, 0));
+  return Values{finish(b, p, c)};
+});
+
+}  // namespace
+}  // namespace torch_tpu::ops

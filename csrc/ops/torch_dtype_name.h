@@ -19,6 +19,8 @@ inline const char* torch_dtype_name(hlo::DType t) {
     case DType::U64: return "UInt64";
     case DType::F16: return "Half";
     case DType::BF16: return "BFloat16";
+    case DType::F8E5M2: return "Float8_e5m2";
+    case DType::F8E4M3FN: return "Float8_e4m3fn";
     case DType::F32: return "Float";
     case DType::F64: return "Double";
     case DType::C64: return "ComplexFloat";
