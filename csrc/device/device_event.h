@@ -1,12 +1,14 @@
 // torch.Event / torch.tpu.Event on `tpu`. PJRT orders a device's work by its
 // data dependencies, with one stream per device, so an event is the set of
 // work queued on its device when it was recorded: it is complete when all of
-// that work is, and its time is when that was seen (the record time when the
-// device was already idle). Timings between events recorded on an idle or
-// synchronized device are therefore exact up to host wake-up latency.
+// that work is. A timing event's time is when the last of that work finished
+// (PJRT_Event_OnReady), or the record time when the device was idle: precise
+// to the callbacks' delivery jitter (microseconds), not to device clocks.
 #pragma once
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -27,11 +29,23 @@ class DeviceEvent {
   double elapsed_ms(DeviceEvent& end);
 
  private:
+  void wait_for_callbacks();
   using Clock = std::chrono::steady_clock;
+  // Shared with the completion callbacks, which may outlive the event.
+  struct State {
+    std::mutex mutex;
+    std::condition_variable ready;
+    size_t remaining = 0;
+    std::optional<Clock::time_point> done_at;
+    void mark_done() {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!done_at) done_at = Clock::now();
+    }
+  };
   bool timing_;
   int device_ = -1;
   std::vector<std::shared_ptr<pjrt::Event>> prior_;
-  std::optional<Clock::time_point> done_at_;
+  std::shared_ptr<State> state_ = std::make_shared<State>();
 };
 
 }  // namespace torch_tpu::device

@@ -63,6 +63,7 @@ void validate(const PJRT_Api* api, const std::string& path) {
       TPU_ENTRY(PJRT_Event_Destroy),
       TPU_ENTRY(PJRT_Event_IsReady),
       TPU_ENTRY(PJRT_Event_Await),
+      TPU_ENTRY(PJRT_Event_OnReady),
       TPU_ENTRY(PJRT_Client_Create),
       TPU_ENTRY(PJRT_Client_Destroy),
       TPU_ENTRY(PJRT_Client_PlatformName),

@@ -59,6 +59,37 @@ void Event::await() const {
   check(api_, error, "PJRT_Event_Await");
 }
 
+namespace {
+// What a PJRT_Event_OnReady callback needs: the api to destroy the error it
+// is handed, and the caller's function.
+struct ReadyCall {
+  const abi::PJRT_Api* api;
+  std::function<void()> fn;
+};
+
+void ready_trampoline(abi::PJRT_Error* error, void* user_arg) {
+  std::unique_ptr<ReadyCall> call(static_cast<ReadyCall*>(user_arg));
+  if (error) {
+    auto destroy = abi::make<abi::PJRT_Error_Destroy_Args>();
+    destroy.error = error;
+    call->api->PJRT_Error_Destroy(&destroy);
+  }
+  call->fn();
+}
+}  // namespace
+
+void Event::on_ready(std::function<void()> fn) const {
+  if (event_ == nullptr) return fn();
+  auto call = std::make_unique<ReadyCall>(ReadyCall{api_, std::move(fn)});
+  auto args = abi::make<abi::PJRT_Event_OnReady_Args>();
+  args.event = event_;
+  args.callback = &ready_trampoline;
+  args.user_arg = call.get();
+  abi::PJRT_Error* error = api_->PJRT_Event_OnReady(&args);
+  if (!error) (void)call.release();  // the trampoline owns it now
+  check(api_, error, "PJRT_Event_OnReady");
+}
+
 bool Event::is_ready() const {
   if (event_ == nullptr) return true;
   auto args = abi::make<abi::PJRT_Event_IsReady_Args>();

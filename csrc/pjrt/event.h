@@ -1,6 +1,7 @@
 // Completion of asynchronous plugin work (transfers, executions).
 #pragma once
 
+#include <functional>
 #include <memory>
 
 namespace torch_tpu::pjrt {
@@ -34,6 +35,9 @@ class Event {
   void await() const;
   // True once the work finished, successfully or not.
   bool is_ready() const;
+  // Calls `fn` once the work finished (successfully or not): at once on this
+  // thread if it already has, else later on a plugin thread. An empty Event is ready.
+  void on_ready(std::function<void()> fn) const;
   bool empty() const { return event_ == nullptr; }
 
   abi::PJRT_Event* raw() const { return event_; }

@@ -187,6 +187,15 @@ TPU_PJRT_ARGS(PJRT_Event_IsReady) {
   bool is_ready;  // out
 };
 TPU_PJRT_ARGS(PJRT_Event_Await) { TPU_PJRT_HEAD; PJRT_Event* event; };
+// Called once the event is ready, on a plugin thread, with the event's error
+// (owned by the callback, which must destroy it; null on success).
+typedef void (*PJRT_Event_OnReadyCallback)(PJRT_Error* error, void* user_arg);
+TPU_PJRT_ARGS(PJRT_Event_OnReady) {
+  TPU_PJRT_HEAD;
+  PJRT_Event* event;
+  PJRT_Event_OnReadyCallback callback;
+  void* user_arg;
+};
 
 // The key-value callbacks are for multi-process setups we do not use; they
 // are function pointers in the ABI, kept here as pointer-sized slots.
@@ -458,7 +467,7 @@ struct PJRT_Api {
   TPU_PJRT_FN(PJRT_Event_IsReady);
   TPU_PJRT_UNUSED(PJRT_Event_Error);
   TPU_PJRT_FN(PJRT_Event_Await);
-  TPU_PJRT_UNUSED(PJRT_Event_OnReady);
+  TPU_PJRT_FN(PJRT_Event_OnReady);
 
   TPU_PJRT_FN(PJRT_Client_Create);
   TPU_PJRT_FN(PJRT_Client_Destroy);

@@ -35,6 +35,7 @@ TPU_PJRT_STRUCT_SIZE(PJRT_Plugin_Attributes_Args, num_attributes);
 TPU_PJRT_STRUCT_SIZE(PJRT_Event_Destroy_Args, event);
 TPU_PJRT_STRUCT_SIZE(PJRT_Event_IsReady_Args, is_ready);
 TPU_PJRT_STRUCT_SIZE(PJRT_Event_Await_Args, event);
+TPU_PJRT_STRUCT_SIZE(PJRT_Event_OnReady_Args, user_arg);
 TPU_PJRT_STRUCT_SIZE(PJRT_Client_Create_Args, kv_try_get_user_arg);
 TPU_PJRT_STRUCT_SIZE(PJRT_Client_Destroy_Args, client);
 TPU_PJRT_STRUCT_SIZE(PJRT_Client_PlatformName_Args, platform_name_size);
