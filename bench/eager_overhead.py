@@ -4,8 +4,14 @@
 
 Prints, for a cached tiny op (add of two 16-element tensors) and a 1024x1024
 float32 matmul, the median time per op on each device and the ratio tpu/cpu
-(below 1: tpu faster). tpu times include waiting for completion.
+(below 1: tpu faster). tpu times include waiting for completion. Then the
+cost of a new shape: three small ops (add, mul, sum) on 16 new shapes, the
+median per program, split into XLA's compile (PJRT_Client_Compile) and the
+rest (meta kernels, program building, execution). Set TORCH_TPU_COMPILE_CACHE=0
+to measure compiles rather than loads from the persistent cache; XLA_FLAGS
+applies to the plugin's compiles.
 """
+import os
 import argparse
 import statistics
 import time
@@ -32,6 +38,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=7)
     args = ap.parse_args()
+    print(f"load average {os.getloadavg()[0]:.2f}")
     torch.manual_seed(0)
     cases = {
         "add 16 elements (cached tiny op)": (lambda d: (torch.randn(16).to(d), torch.randn(16).to(d)),
@@ -50,6 +57,26 @@ def main():
         print(f"{name:36s} {cpu[0] * 1e6:10.1f}us {tpu[0] * 1e6:10.1f}us {tpu[0] / cpu[0]:8.2f}")
     m = torch_tpu.metrics()
     print(f"compiles {m['compiles']}, cache hits {m['cache_hits']}, fallbacks {m['fallbacks']}")
+    new_shape_cost()
+
+
+def new_shape_cost(shapes=16):
+    per_program, compile_part = [], []
+    for k in range(shapes):
+        a, b = torch.randn(k + 9, 7).to("tpu"), torch.randn(k + 9, 7).to("tpu")
+        torch.tpu.synchronize()
+        m0 = torch_tpu.metrics()
+        t0 = time.perf_counter()
+        ((a + b) * a).sum().cpu()
+        dt = time.perf_counter() - t0
+        m1 = torch_tpu.metrics()
+        n = max(m1["compiles"] - m0["compiles"], 1)
+        per_program.append(dt / n)
+        compile_part.append((m1["compile_seconds"] - m0["compile_seconds"]) / n)
+    med, comp = statistics.median(per_program), statistics.median(compile_part)
+    cache = os.environ.get("TORCH_TPU_COMPILE_CACHE", "on")
+    print(f"new shape (add, mul, sum on {shapes} shapes; compile cache {cache}): {med * 1e3:.1f} ms per program, "
+          f"of which XLA compile {comp * 1e3:.1f} ms, the rest {(med - comp) * 1e3:.1f} ms")
 
 
 if __name__ == "__main__":
