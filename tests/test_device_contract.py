@@ -101,12 +101,29 @@ class _Squares(torch.utils.data.Dataset):
         return torch.tensor(float(i)) ** 2
 
 
-def test_dataloader_fork_workers_after_tpu_use():
-    torch.ones(1, device="tpu").cpu()
+def test_dataloader_fork_workers_feed_a_tpu_training_loop():
+    torch.ones(1, device="tpu").cpu()   # the runtime is started before the workers fork
     loader = torch.utils.data.DataLoader(_Squares(), batch_size=4, num_workers=2,
                                          multiprocessing_context="fork", timeout=120)
     got = torch.cat([b.to("tpu") for b in loader]).cpu()
     torch.testing.assert_close(got, torch.arange(8.0) ** 2)
+    torch.manual_seed(0)
+    models = [torch.nn.Linear(1, 1) for _ in range(2)]
+    models[1].load_state_dict(models[0].state_dict())
+    models[1].to("tpu")
+    losses = {}
+    for model, dev in zip(models, ("cpu", "tpu")):
+        opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+        losses[dev] = []
+        for _ in range(3):
+            for batch in loader:
+                x = batch.to(dev)[:, None]
+                loss = (model(x.sqrt()) - x).square().mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses[dev].append(loss.item())
+    torch.testing.assert_close(torch.tensor(losses["tpu"]), torch.tensor(losses["cpu"]), rtol=1e-4, atol=1e-5)
 
 
 def test_sending_a_tpu_tensor_to_another_process_fails_at_once():
