@@ -143,3 +143,18 @@ def test_dlpack_export_of_a_tpu_tensor_is_a_clear_error():
             export(x)
     cpu = torch.utils.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(x.cpu()))   # CPU copies still work
     torch.testing.assert_close(cpu, torch.arange(3.0))
+
+
+def test_pin_memory():
+    x = torch.arange(12.0).reshape(3, 4)
+    p = x.pin_memory()
+    assert p.is_pinned() and not x.is_pinned()
+    assert p[1:].is_pinned() and p.t().is_pinned()          # views of pinned memory
+    assert torch.equal(p, x)
+    y = p.to("tpu", non_blocking=True)
+    torch.testing.assert_close(y.cpu(), x)
+    assert torch.empty(5, pin_memory=True).is_pinned()
+    loader = torch.utils.data.DataLoader(torch.arange(8.0), batch_size=4, pin_memory=True)
+    assert all(b.is_pinned() for b in loader)
+    del p
+    assert not torch.arange(3.0).is_pinned()

@@ -6,6 +6,7 @@
 
 #include "device/allocator.h"
 #include "device/generator.h"
+#include "device/pinned_host_allocator.h"
 #include "device/runtime.h"
 #include "device/storage_slot.h"
 
@@ -26,9 +27,8 @@ struct TpuHooks final : public at::PrivateUse1HooksInterface {
     TORCH_CHECK(slot, "torch_tpu: ", data, " is not a tpu address");
     return at::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(slot->device_index));
   }
-  bool isPinnedPtr(const void*) const override { return false; }
-  // No pinned memory: PJRT copies from ordinary host memory.
-  at::Allocator* getPinnedMemoryAllocator() const override { return c10::GetCPUAllocator(); }
+  bool isPinnedPtr(const void* p) const override { return is_pinned_host_pointer(p); }
+  at::Allocator* getPinnedMemoryAllocator() const override { return pinned_host_allocator(); }
   bool hasPrimaryContext(c10::DeviceIndex) const override { return runtime_initialized(); }
   c10::DeviceIndex deviceCount() const override { return static_cast<c10::DeviceIndex>(device_count()); }
   void setCurrentDevice(c10::DeviceIndex d) const override { set_current_device(d); }
