@@ -79,6 +79,8 @@ void TpuAllocator::copy_data(void* dest, const void* src, size_t count) const {
   copy_storage_bytes(*d, *s, count);
 }
 
+bool made_by_tpu_allocator(const c10::DataPtr& p) { return p.get_deleter() == &delete_slot; }
+
 StorageSlot* slot_at(const void* address) {
   auto a = reinterpret_cast<uintptr_t>(address);
   std::lock_guard<std::mutex> lock(registry_mutex);

@@ -43,6 +43,9 @@ class TpuAllocator final : public c10::DeviceAllocator {
 TpuAllocator* tpu_allocator();
 // Grows or shrinks a tpu storage; its first min(old, new) bytes are kept.
 void resize_storage_bytes(const c10::Storage& storage, size_t nbytes);
+
+// Whether `p` came from TpuAllocator::allocate (its context is then a StorageSlot).
+bool made_by_tpu_allocator(const c10::DataPtr& p);
 MemoryStats memory_stats(int device_index);
 // (free, total) bytes: the plugin's figures when it reports a limit, else the
 // host's (the CPU plugin's device memory is host memory).

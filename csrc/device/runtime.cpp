@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "device/device_error.h"
+#include "device/profiler/program_spans.h"
 #include "device/storage_slot.h"
 #include "pjrt/error.h"
 #include "pjrt/plugin_locator.h"
@@ -157,10 +158,12 @@ void set_current_device(int index) {
 bool debug_mode() { return debug; }
 void set_debug_mode(bool on) { debug = on; }
 
-void track_completion(pjrt::Event done, const std::string& op, int device_index) {
+void track_completion(pjrt::Event done, const std::string& op, int device_index, int64_t queued_ns) {
+  auto shared = std::make_shared<pjrt::Event>(std::move(done));
+  if (profiler::recording()) profiler::record_program(op, device_index, shared, queued_ns);
   if (debug) {
     try {
-      done.await();
+      shared->await();
     } catch (const std::exception& e) {
       TORCH_CHECK(false, "torch_tpu: ", op, " failed on tpu:", device_index, ": ", e.what());
     }
@@ -177,7 +180,7 @@ void track_completion(pjrt::Event done, const std::string& op, int device_index)
     }
     pending.pop_front();
   }
-  pending.push_back(Pending{std::make_shared<pjrt::Event>(std::move(done)), op, device_index});
+  pending.push_back(Pending{std::move(shared), op, device_index});
 }
 
 void track_check(std::shared_ptr<pjrt::Buffer> failed, int kind, const std::string& message, const std::string& op,

@@ -45,8 +45,10 @@ bool debug_mode();
 void set_debug_mode(bool on);
 
 // Records a program's completion event; synchronize() waits for all of them
-// and raises the first error, naming the op that failed.
-void track_completion(pjrt::Event done, const std::string& op, int device_index);
+// and raises the first error, naming the op that failed. `queued_ns` is when
+// the program was handed to PJRT (profiler::now_ns(), taken only while the
+// profiler records; 0: now): a plugin may run a small program inside Execute.
+void track_completion(pjrt::Event done, const std::string& op, int device_index, int64_t queued_ns = 0);
 void synchronize(int device_index = -1);
 // Completion events of the work queued on the device and not yet known done.
 std::vector<std::shared_ptr<pjrt::Event>> queued_work(int device_index);

@@ -9,8 +9,15 @@ namespace torch_tpu::device {
 StorageSlot& slot_of(const c10::Storage& storage) {
   TORCH_CHECK(storage.device_type() == c10::DeviceType::PrivateUse1,
               "torch_tpu: expected a tpu storage, got one on ", storage.device());
-  auto* slot = static_cast<StorageSlot*>(storage.data_ptr().get_context());
-  TORCH_CHECK(slot != nullptr, "torch_tpu: a tpu storage without a slot (not made by the tpu allocator)");
+  const c10::DataPtr& p = storage.data_ptr();
+  if (made_by_tpu_allocator(p)) return *static_cast<StorageSlot*>(p.get_context());
+  // A storage made elsewhere over tpu memory (at::from_blob of a data_ptr, as
+  // PyTorch's legacy serialization and pickle do): it aliases the allocation
+  // that starts at its address, while that allocation lives.
+  StorageSlot* slot = slot_at(p.get());
+  TORCH_CHECK(slot && slot->address == p.get() && storage.nbytes() <= slot->nbytes,
+              "torch_tpu: a tpu storage of ", storage.nbytes(), " bytes at ", p.get(),
+              " is not a live tpu allocation or its start (only whole allocations can be wrapped)");
   return *slot;
 }
 

@@ -13,6 +13,7 @@
 #include "device/allocator.h"
 #include "device/device_error.h"
 #include "device/generator.h"
+#include "device/profiler/program_spans.h"
 #include "device/runtime.h"
 #include "device/storage_slot.h"
 #include "eager/cache_validation.h"
@@ -381,6 +382,7 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
     }
   }
   pjrt::ExecuteResult result;
+  int64_t queued_ns = device::profiler::recording() ? device::profiler::now_ns() : 0;
   try {
     result = plan->exe->execute(args, device::pjrt_device(inv.device_index), non_donatable);
   } catch (const pjrt::Error& e) {
@@ -408,7 +410,7 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   for (size_t k = 0; k < plan->checks.size(); ++k)
     device::track_check(result.outputs[first_check + k], static_cast<int>(plan->checks[k].kind),
                         plan->checks[k].message, inv.op, inv.device_index);
-  device::track_completion(std::move(result.done), inv.op, inv.device_index);
+  device::track_completion(std::move(result.done), inv.op, inv.device_index, queued_ns);
   return fresh;
 }
 
