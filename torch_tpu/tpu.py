@@ -135,7 +135,9 @@ def reset_peak_memory_stats(device=None) -> None:
 
 
 def memory_stats(device=None) -> dict:
-    return dict(_C.memory_stats(_index(device)))
+    """CUDA-style flat statistics ("allocated_bytes.all.current", ...): the
+    registered device allocator's, as torch.accelerator.memory_stats gives."""
+    return dict(torch.accelerator.memory_stats(_index(device)))
 
 
 def mem_get_info(device=None):

@@ -69,7 +69,6 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
   const c10::FunctionSchema& schema = handle.schema();
   size_t nargs = schema.arguments().size();
   size_t first = stack->size() - nargs;
-  check_float8_support(schema, *stack, first);
   if (schema.name() == "aten::index" && schema.overload_name() == "Tensor") {
     auto indices = (*stack)[first + 1].to<c10::List<std::optional<at::Tensor>>>();
     if (has_mask_index(indices)) {
@@ -152,6 +151,8 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
   };
   hlo::DType default_float = to_hlo(c10::typeMetaToScalarType(c10::get_default_dtype()));
   p.inv.lower = [&](hlo::Builder& b, const std::vector<hlo::Value>& tensors, const std::vector<hlo::Value>& scalars) {
+    // Only on a miss: dtypes are in the key, so a cached program passed it.
+    check_float8_support(schema, *stack, first);
     ops::OpCall call;
     call.op = variant.rule;
     call.default_float = default_float;

@@ -287,13 +287,21 @@ std::vector<c10::IValue> pow_tensor_scalar_meta(const torch::jit::Stack& stack, 
 
 // The fused GRU cell has no meta kernel (its only kernel is CUDA's); the
 // workspace layout is the one of ops/rnn_cells.cpp: [B, 5H].
-std::vector<c10::IValue> gru_cell_meta(const torch::jit::Stack& stack, size_t first) {
+// The fused cells' gates (input and hidden, [B, G*H]) against the state [B, H].
+void check_fused_cell_shapes(const char* name, int64_t gates_per_unit, const char* state,
+                             const torch::jit::Stack& stack, size_t first) {
   const at::Tensor& gates = stack[first].toTensor();
+  const at::Tensor& hidden_gates = stack[first + 1].toTensor();
+  const at::Tensor& h = stack[first + 2].toTensor();
+  TORCH_CHECK(gates.dim() == 2 && h.dim() == 2 && gates.size(1) == gates_per_unit * h.size(1) &&
+                  gates.size(0) == h.size(0) && hidden_gates.sizes() == gates.sizes(),
+              name, ": expected input_gates and hidden_gates of shape [B, ", gates_per_unit, "H] and ", state,
+              " of [B, H], got ", gates.sizes(), ", ", hidden_gates.sizes(), " and ", h.sizes());
+}
+
+std::vector<c10::IValue> gru_cell_meta(const torch::jit::Stack& stack, size_t first) {
+  check_fused_cell_shapes("_thnn_fused_gru_cell", 3, "hx", stack, first);
   const at::Tensor& hx = stack[first + 2].toTensor();
-  TORCH_CHECK(gates.dim() == 2 && hx.dim() == 2 && gates.size(1) == 3 * hx.size(1) && gates.size(0) == hx.size(0) &&
-                  stack[first + 1].toTensor().sizes() == gates.sizes(),
-              "_thnn_fused_gru_cell: expected input_gates and hidden_gates of shape [B, 3H] and hx of [B, H], got ",
-              gates.sizes(), ", ", stack[first + 1].toTensor().sizes(), " and ", hx.sizes());
   auto opts = hx.options().device(c10::kMeta);
   return {at::empty(hx.sizes(), opts), at::empty({hx.size(0), 5 * hx.size(1)}, opts)};
 }
@@ -301,12 +309,9 @@ std::vector<c10::IValue> gru_cell_meta(const torch::jit::Stack& stack, size_t fi
 // The fused LSTM cell: PyTorch's meta kernel reads the biases' devices
 // without checking they were given (nn.LSTM(bias=False) fails in it).
 std::vector<c10::IValue> lstm_cell_meta(const torch::jit::Stack& stack, size_t first) {
+  check_fused_cell_shapes("_thnn_fused_lstm_cell", 4, "cx", stack, first);
   const at::Tensor& gates = stack[first].toTensor();
   const at::Tensor& cx = stack[first + 2].toTensor();
-  TORCH_CHECK(gates.dim() == 2 && cx.dim() == 2 && gates.size(1) == 4 * cx.size(1) && gates.size(0) == cx.size(0) &&
-                  stack[first + 1].toTensor().sizes() == gates.sizes(),
-              "_thnn_fused_lstm_cell: expected input_gates and hidden_gates of shape [B, 4H] and cx of [B, H], got ",
-              gates.sizes(), ", ", stack[first + 1].toTensor().sizes(), " and ", cx.sizes());
   auto opts = gates.options().device(c10::kMeta);
   return {at::empty(cx.sizes(), opts), at::empty(cx.sizes(), opts), at::empty(gates.sizes(), opts)};
 }

@@ -46,17 +46,6 @@ py::tuple mem_get_info(int index) {
   return py::make_tuple(free, total);
 }
 
-py::dict memory_stats(int index) {
-  device::MemoryStats s = device::memory_stats(index);
-  py::dict d;
-  d["allocated_bytes.all.current"] = s.allocated;
-  d["allocated_bytes.all.peak"] = s.peak_allocated;
-  d["allocation.all.allocated"] = s.num_allocs;
-  d["allocation.all.freed"] = s.num_frees;
-  d["allocation.all.current"] = s.live_allocs;
-  return d;
-}
-
 py::dict metrics() {
   eager::Metrics m = eager::metrics_snapshot();
   py::dict d;
@@ -103,7 +92,6 @@ PYBIND11_MODULE(_C, m) {
   m.def("memory_allocated", [](int i) { return device::memory_stats(i).allocated; });
   m.def("max_memory_allocated", [](int i) { return device::memory_stats(i).peak_allocated; });
   m.def("reset_peak_memory_stats", &device::reset_peak_memory_stats);
-  m.def("memory_stats", &memory_stats);
   m.def("mem_get_info", &mem_get_info);
   m.def("metrics", &metrics);
   m.def("reset_metrics", []() {
