@@ -20,6 +20,7 @@
 #include "eager/dtype_map.h"
 #include "eager/metrics.h"
 #include "eager/program_cache.h"
+#include "eager/scalar_operand_cache.h"
 #include "ops/lowering_error.h"
 #include "ops/runtime_check.h"
 #include "ops/view_lowering.h"
@@ -358,11 +359,11 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   }
   for (int ti : plan->offset_tensors) {
     RuntimeScalar off = runtime_scalar_as(c10::Scalar(facts[ti].offset), hlo::DType::I64);
-    keep.push_back(scalar_buffer(off, inv.device_index));
+    keep.push_back(cached_scalar_buffer(off, inv.device_index));
     args.push_back(keep.back().get());
   }
   for (const RuntimeScalar& s : inv.scalars) {
-    keep.push_back(scalar_buffer(s, inv.device_index));
+    keep.push_back(cached_scalar_buffer(s, inv.device_index));
     args.push_back(keep.back().get());
   }
   for (at::Generator gen : inv.generators) {
