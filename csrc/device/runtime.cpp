@@ -40,6 +40,9 @@ struct Pending {
   std::shared_ptr<pjrt::Event> done;  // shared with device events recorded after it
   std::string op;
   int device_index;
+  // Buffers dropped after this program was queued: released when it and
+  // everything queued before it are done (the queue is popped in order).
+  std::vector<std::shared_ptr<pjrt::Buffer>> retired;
 };
 std::mutex pending_mutex;
 std::deque<Pending> pending;
@@ -169,6 +172,7 @@ void track_completion(pjrt::Event done, const std::string& op, int device_index,
     }
     return;
   }
+  std::vector<std::shared_ptr<pjrt::Buffer>> released;  // destroyed after the lock is let go
   std::lock_guard<std::mutex> lock(pending_mutex);
   // Drop finished work from the front so the queue stays short.
   while (!pending.empty() && pending.front().done->is_ready()) {
@@ -178,9 +182,16 @@ void track_completion(pjrt::Event done, const std::string& op, int device_index,
     } catch (...) {
       break;  // keep it: synchronize() reports it
     }
+    for (auto& b : p.retired) released.push_back(std::move(b));
     pending.pop_front();
   }
-  pending.push_back(Pending{std::move(shared), op, device_index});
+  pending.push_back(Pending{std::move(shared), op, device_index, {}});
+}
+
+void retire_after_queued_work(std::shared_ptr<pjrt::Buffer> buffer) {
+  if (buffer.use_count() > 1) return;  // another holder keeps it alive
+  std::lock_guard<std::mutex> lock(pending_mutex);
+  if (!pending.empty()) pending.back().retired.push_back(std::move(buffer));
 }
 
 void track_check(std::shared_ptr<pjrt::Buffer> failed, int kind, const std::string& message, const std::string& op,
@@ -213,6 +224,11 @@ void synchronize(int device_index) {
       if (device_index < 0 || p.device_index == device_index) mine.push_back(std::move(p));
       else others.push_back(std::move(p));
     }
+    // Programs of other devices queued earlier may still read what this
+    // device's entries retired: those buffers wait for the rest of the queue.
+    if (!others.empty())
+      for (auto& p : mine)
+        for (auto& b : p.retired) others.back().retired.push_back(std::move(b));
     pending.swap(others);
   }
   std::string first_error;

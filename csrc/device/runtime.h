@@ -50,6 +50,13 @@ void set_debug_mode(bool on);
 // profiler records; 0: now): a plugin may run a small program inside Execute.
 void track_completion(pjrt::Event done, const std::string& op, int device_index, int64_t queued_ns = 0);
 void synchronize(int device_index = -1);
+
+// Drops a buffer once every program queued so far has finished. A program
+// queued before a buffer's last reference goes away may not have read it yet,
+// and the CPU plugin was seen to hand a destroyed buffer's memory to a later
+// result while such a program was still to read it (wrong values, no error):
+// so storages, and executions' temporary operands, let go of buffers here.
+void retire_after_queued_work(std::shared_ptr<pjrt::Buffer> buffer);
 // Completion events of the work queued on the device and not yet known done.
 std::vector<std::shared_ptr<pjrt::Event>> queued_work(int device_index);
 

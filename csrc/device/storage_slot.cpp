@@ -3,8 +3,20 @@
 #include <c10/util/Exception.h>
 
 #include "device/allocator.h"
+#include "device/runtime.h"
 
 namespace torch_tpu::device {
+
+void StorageSlot::set(std::shared_ptr<pjrt::Buffer> b, const hlo::TensorType& l, std::string op) {
+  if (buffer) retire_after_queued_work(std::move(buffer));
+  buffer = std::move(b);
+  layout = l;
+  producer = std::move(op);
+}
+
+StorageSlot::~StorageSlot() {
+  if (buffer) retire_after_queued_work(std::move(buffer));
+}
 
 StorageSlot& slot_of(const c10::Storage& storage) {
   TORCH_CHECK(storage.device_type() == c10::DeviceType::PrivateUse1,

@@ -24,11 +24,13 @@ struct StorageSlot {
   std::string producer;
   void* address = nullptr;  // the virtual data_ptr handed out for this storage
 
-  void set(std::shared_ptr<pjrt::Buffer> b, const hlo::TensorType& l, std::string op) {
-    buffer = std::move(b);
-    layout = l;
-    producer = std::move(op);
-  }
+  // The buffer replaced (or, at destruction, dropped) may still be read by
+  // programs queued earlier: it is retired (runtime.h), not destroyed at once.
+  void set(std::shared_ptr<pjrt::Buffer> b, const hlo::TensorType& l, std::string op);
+  StorageSlot() = default;
+  StorageSlot(const StorageSlot&) = delete;
+  StorageSlot& operator=(const StorageSlot&) = delete;
+  ~StorageSlot();
 };
 
 // The slot of a `tpu` storage (throws for storages of other devices).

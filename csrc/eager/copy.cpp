@@ -156,8 +156,8 @@ void copy_storage_bytes(StorageSlot& dst, StorageSlot& src, size_t count) {
   }
   if (!src.buffer) src.buffer = device::zeros_buffer(src.layout, src.device_index);
   auto r = exe->execute({src.buffer.get()}, device::pjrt_device(dst.device_index));
+  device::track_completion(std::move(r.done), "resize_", dst.device_index);  // before dst lets its buffer go
   dst.set(r.outputs.at(0), out, "resize_");
-  device::track_completion(std::move(r.done), "resize_", dst.device_index);
 }
 
 struct RegisterCopyBytes {

@@ -391,11 +391,23 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
                                  device::bytes_of(plan->fresh_layouts) + device::bytes_of(plan->target_layouts));
   }
   count_execution();
-  keep.clear();
-
   size_t n_in = inv.inputs.size(), n_tg = inv.targets.size();
-  for (size_t t = 0; t < n_tg; ++t)
-    facts[n_in + t].slot->set(result.outputs[t], plan->target_layouts[t], inv.op);
+  auto write_targets = [&] {
+    for (size_t t = 0; t < n_tg; ++t)
+      facts[n_in + t].slot->set(result.outputs[t], plan->target_layouts[t], inv.op);
+  };
+  // Completion first: the buffers let go below (targets' old contents, this
+  // call's temporary operands) must outlive this very program, not only the
+  // ones queued before it (device::retire_after_queued_work).
+  try {
+    device::track_completion(std::move(result.done), inv.op, inv.device_index, queued_ns);
+  } catch (...) {
+    write_targets();  // debug mode: a failed write leaves results that raise when read, never stale data
+    throw;
+  }
+  for (auto& b : keep) device::retire_after_queued_work(std::move(b));
+  keep.clear();
+  write_targets();
   std::vector<at::Tensor> fresh;
   for (size_t k = 0; k < plan->fresh.size(); ++k) {
     const FreshOutput& fo = plan->fresh[k];
@@ -411,7 +423,6 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   for (size_t k = 0; k < plan->checks.size(); ++k)
     device::track_check(result.outputs[first_check + k], static_cast<int>(plan->checks[k].kind),
                         plan->checks[k].message, inv.op, inv.device_index);
-  device::track_completion(std::move(result.done), inv.op, inv.device_index, queued_ns);
   return fresh;
 }
 

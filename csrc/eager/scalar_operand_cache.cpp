@@ -3,6 +3,7 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "device/runtime.h"
 
@@ -43,9 +44,17 @@ std::shared_ptr<pjrt::Buffer> cached_scalar_buffer(const RuntimeScalar& s, int d
     if (it != entries->end()) return it->second;
   }
   std::shared_ptr<pjrt::Buffer> b = device::upload(s.bytes.data(), hlo::TensorType(s.dtype, {}), device_index);
-  std::lock_guard<std::mutex> lock(mutex);
-  if (entries->size() >= kMaxEntries) entries->clear();
-  entries->emplace(key, b);
+  std::vector<std::shared_ptr<pjrt::Buffer>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (entries->size() >= kMaxEntries) {
+      for (auto& e : *entries) dropped.push_back(std::move(e.second));
+      entries->clear();
+    }
+    entries->emplace(key, b);
+  }
+  // Queued programs may still read them.
+  for (auto& d : dropped) device::retire_after_queued_work(std::move(d));
   return b;
 }
 

@@ -6,6 +6,7 @@
 #include "pjrt/api.h"
 #include "pjrt/client.h"
 #include "pjrt/error.h"
+#include "pjrt/fault_injection.h"
 #include "pjrt/pjrt_c_abi_sizes.h"
 
 namespace torch_tpu::pjrt {
@@ -34,6 +35,7 @@ std::shared_ptr<Buffer> Buffer::from_host(Client& client, const void* data,
                                           ElementType type,
                                           const std::vector<int64_t>& dims,
                                           const Device& device) {
+  if (take_fault(FaultSite::HostToDevice)) throw Error(kInternal, "injected host-to-device transfer fault");
   for (int64_t d : dims) {
     if (d < 0) {
       throw Error(kInvalidArgument,
@@ -131,6 +133,8 @@ Device Buffer::device() const {
 }
 
 Event Buffer::to_host_async(void* dst, size_t dst_size) {
+  if (failure_) throw *failure_;
+  if (take_fault(FaultSite::DeviceToHost)) throw Error(kInternal, "injected device-to-host transfer fault");
   const size_t needed = host_size_bytes();
   if (element_size(type_) == 0) {
     throw Error(kUnimplemented, std::string("to_host: element type ") +
@@ -190,7 +194,9 @@ std::shared_ptr<Buffer> Buffer::copy_to_device(const Device& device) {
   args.buffer = buffer_;
   args.dst_device = device.raw();
   check(c, c->PJRT_Buffer_CopyToDevice(&args), "PJRT_Buffer_CopyToDevice");
-  return adopt(client_, args.dst_buffer);
+  std::shared_ptr<Buffer> copy = adopt(client_, args.dst_buffer);
+  copy->failure_ = failure_;
+  return copy;
 }
 
 void Buffer::delete_now() {

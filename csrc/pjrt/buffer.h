@@ -74,6 +74,11 @@ class Buffer : public std::enable_shared_from_this<Buffer> {
   abi::PJRT_Buffer* raw() const { return buffer_; }
   const std::shared_ptr<Client>& client() const { return client_; }
 
+  // The error of the execution that produced this buffer, when it failed by
+  // injection (fault_injection.h); reads throw it. Null otherwise.
+  const std::shared_ptr<const Error>& failure() const { return failure_; }
+  void set_failure(std::shared_ptr<const Error> e) { failure_ = std::move(e); }
+
  private:
   Buffer(std::shared_ptr<Client> client, abi::PJRT_Buffer* buffer);
 
@@ -81,6 +86,7 @@ class Buffer : public std::enable_shared_from_this<Buffer> {
   abi::PJRT_Buffer* buffer_;
   ElementType type_ = ElementType::Invalid;
   std::vector<int64_t> dims_;
+  std::shared_ptr<const Error> failure_;
 };
 
 }  // namespace torch_tpu::pjrt

@@ -21,7 +21,8 @@ Event::Event(Event&& other) noexcept
       event_(std::exchange(other.event_, nullptr)),
       keep_alive_(std::move(other.keep_alive_)),
       wait_on_destroy_(other.wait_on_destroy_),
-      finished_(other.finished_) {}
+      finished_(other.finished_),
+      failure_(std::move(other.failure_)) {}
 
 Event& Event::operator=(Event&& other) noexcept {
   if (this != &other) {
@@ -31,6 +32,7 @@ Event& Event::operator=(Event&& other) noexcept {
     keep_alive_ = std::move(other.keep_alive_);
     wait_on_destroy_ = other.wait_on_destroy_;
     finished_ = other.finished_;
+    failure_ = std::move(other.failure_);
   }
   return *this;
 }
@@ -50,7 +52,14 @@ void Event::reset() noexcept {
   keep_alive_.reset();
 }
 
+Event Event::failed(std::shared_ptr<const Error> error) {
+  Event e;
+  e.failure_ = std::move(error);
+  return e;
+}
+
 void Event::await() const {
+  if (failure_) throw *failure_;
   if (event_ == nullptr) return;
   auto args = abi::make<abi::PJRT_Event_Await_Args>();
   args.event = event_;

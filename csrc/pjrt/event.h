@@ -6,6 +6,8 @@
 
 namespace torch_tpu::pjrt {
 
+class Error;
+
 namespace abi {
 struct PJRT_Api;
 struct PJRT_Event;
@@ -38,7 +40,10 @@ class Event {
   // Calls `fn` once the work finished (successfully or not): at once on this
   // thread if it already has, else later on a plugin thread. An empty Event is ready.
   void on_ready(std::function<void()> fn) const;
-  bool empty() const { return event_ == nullptr; }
+  bool empty() const { return event_ == nullptr && !failure_; }
+
+  // An event that is complete and failed with `error` (fault_injection.h).
+  static Event failed(std::shared_ptr<const class Error> error);
 
   abi::PJRT_Event* raw() const { return event_; }
 
@@ -50,6 +55,7 @@ class Event {
   std::shared_ptr<const void> keep_alive_;
   bool wait_on_destroy_ = false;
   mutable bool finished_ = false;  // await() returned or threw
+  std::shared_ptr<const Error> failure_;  // set only by failed()
 };
 
 }  // namespace torch_tpu::pjrt

@@ -5,6 +5,7 @@
 #include "pjrt/api.h"
 #include "pjrt/client.h"
 #include "pjrt/error.h"
+#include "pjrt/fault_injection.h"
 #include "pjrt/pjrt_c_abi_sizes.h"
 
 namespace torch_tpu::pjrt {
@@ -13,6 +14,7 @@ std::shared_ptr<Executable> Executable::compile(
     std::shared_ptr<Client> client, const std::string& stablehlo_mlir_text,
     const CompileSettings& settings) {
   if (!client) throw Error(kInvalidArgument, "Executable::compile: null Client");
+  if (take_fault(FaultSite::Compile)) throw Error(kInternal, "injected compile fault");
   if (settings.num_replicas < 1 || settings.num_partitions < 1) {
     throw Error(kInvalidArgument,
                 "Executable::compile: num_replicas and num_partitions must "
@@ -46,6 +48,7 @@ std::shared_ptr<Executable> Executable::deserialize(
   if (!client) {
     throw Error(kInvalidArgument, "Executable::deserialize: null Client");
   }
+  if (take_fault(FaultSite::Compile)) throw Error(kInternal, "injected compile fault (loading a compiled program)");
   const abi::PJRT_Api* c = client->api()->raw();
   if (c->PJRT_Executable_DeserializeAndLoad == nullptr) {
     throw Error(kUnimplemented,
@@ -225,6 +228,17 @@ ExecuteResult Executable::execute(
       }
       throw;
     }
+  }
+  // Injected failures behave as a device's: asynchronous, carried by the
+  // completion event and the results, and passed on by programs reading them.
+  std::shared_ptr<const Error> failure;
+  for (Buffer* a : args)
+    if (a->failure()) failure = a->failure();
+  if (take_fault(FaultSite::Execute))
+    failure = std::make_shared<Error>(kInternal, "injected execution fault in '" + name_ + "'");
+  if (failure) {
+    result.done = Event::failed(failure);
+    for (auto& o : result.outputs) o->set_failure(failure);
   }
   return result;
 }

@@ -15,6 +15,7 @@
 #include "eager/metrics.h"
 #include "ops/registry.h"
 #include "pjrt/api.h"
+#include "pjrt/fault_injection.h"
 #include "python/graph_bindings.h"
 
 namespace py = pybind11;
@@ -88,6 +89,17 @@ PYBIND11_MODULE(_C, m) {
   m.def("set_device", &device::set_current_device);
   m.def("synchronize", &device::synchronize, py::arg("device") = -1, py::call_guard<py::gil_scoped_release>());
   m.def("set_debug_mode", &device::set_debug_mode);
+  // Test-only (tests/reliability/test_faults.py): the next `count` operations
+  // at `site` fail as a failing plugin or device would.
+  m.def("_inject_faults", [](const std::string& site, int count) {
+    static const std::map<std::string, pjrt::FaultSite> sites = {
+        {"compile", pjrt::FaultSite::Compile}, {"execute", pjrt::FaultSite::Execute},
+        {"host_to_device", pjrt::FaultSite::HostToDevice}, {"device_to_host", pjrt::FaultSite::DeviceToHost}};
+    auto it = sites.find(site);
+    TORCH_CHECK_VALUE(it != sites.end(), "_inject_faults: unknown site '", site,
+                      "' (compile, execute, host_to_device, device_to_host)");
+    pjrt::inject_faults(it->second, count);
+  });
   m.def("debug_mode", &device::debug_mode);
   m.def("memory_allocated", [](int i) { return device::memory_stats(i).allocated; });
   m.def("max_memory_allocated", [](int i) { return device::memory_stats(i).peak_allocated; });
