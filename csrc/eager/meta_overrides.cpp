@@ -318,6 +318,11 @@ std::vector<c10::IValue> lstm_cell_meta(const torch::jit::Stack& stack, size_t f
 
 std::vector<c10::IValue> gru_cell_backward_meta(const torch::jit::Stack& stack, size_t first) {
   const at::Tensor& grad = stack[first].toTensor();
+  const at::Tensor& workspace = stack[first + 1].toTensor();
+  TORCH_CHECK(grad.dim() == 2 && workspace.dim() == 2 && workspace.size(0) == grad.size(0) &&
+                  workspace.size(1) == 5 * grad.size(1),
+              "_thnn_fused_gru_cell_backward: expected grad_hy of shape [B, H] and workspace of [B, 5H], got ",
+              grad.sizes(), " and ", workspace.sizes());
   bool has_bias = stack[first + 2].toBool();
   auto opts = grad.options().device(c10::kMeta);
   int64_t n = grad.size(0), h = grad.size(1);

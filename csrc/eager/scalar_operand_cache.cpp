@@ -26,13 +26,16 @@ struct KeyHash {
   }
 };
 
-// Values that change every call (a decaying learning rate) would grow it
-// without bound: past the limit it starts over, which costs one upload each.
-constexpr size_t kMaxEntries = 4096;
+// Two generations, an approximate LRU: a value used again within the last
+// two generations stays; values that change every step (Adam's bias
+// corrections) pass through without growing it. Bounded by 2 * kGeneration.
+constexpr size_t kGeneration = 128;
+using Map = std::unordered_map<Key, std::shared_ptr<pjrt::Buffer>, KeyHash>;
 
 std::mutex mutex;
-// Leaked on purpose: its buffers must not be destroyed after the PJRT client at exit.
-auto* entries = new std::unordered_map<Key, std::shared_ptr<pjrt::Buffer>, KeyHash>();
+// Leaked on purpose: their buffers must not be destroyed after the PJRT client at exit.
+Map* recent = new Map();
+Map* older = new Map();
 
 }  // namespace
 
@@ -40,18 +43,26 @@ std::shared_ptr<pjrt::Buffer> cached_scalar_buffer(const RuntimeScalar& s, int d
   Key key{device_index, s.dtype, s.bytes};
   {
     std::lock_guard<std::mutex> lock(mutex);
-    auto it = entries->find(key);
-    if (it != entries->end()) return it->second;
+    auto it = recent->find(key);
+    if (it != recent->end()) return it->second;
+    it = older->find(key);
+    if (it != older->end()) {
+      auto b = it->second;
+      older->erase(it);
+      recent->emplace(key, b);
+      return b;
+    }
   }
   std::shared_ptr<pjrt::Buffer> b = device::upload(s.bytes.data(), hlo::TensorType(s.dtype, {}), device_index);
   std::vector<std::shared_ptr<pjrt::Buffer>> dropped;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    if (entries->size() >= kMaxEntries) {
-      for (auto& e : *entries) dropped.push_back(std::move(e.second));
-      entries->clear();
+    if (recent->size() >= kGeneration) {
+      for (auto& e : *older) dropped.push_back(std::move(e.second));
+      older->clear();
+      std::swap(recent, older);
     }
-    entries->emplace(key, b);
+    recent->emplace(key, b);
   }
   // Queued programs may still read them.
   for (auto& d : dropped) device::retire_after_queued_work(std::move(d));

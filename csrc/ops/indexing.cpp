@@ -15,11 +15,6 @@
 namespace torch_tpu::ops {
 namespace {
 
-int64_t wrap_dim(int64_t d, int64_t rank) {
-  int64_t r = rank == 0 ? 1 : rank;
-  return d < 0 ? d + r : d;
-}
-
 std::vector<int64_t> all_but(int64_t rank, const std::vector<int64_t>& skip) {
   std::vector<int64_t> r;
   for (int64_t i = 0; i < rank; ++i) {

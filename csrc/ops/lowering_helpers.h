@@ -1,5 +1,8 @@
 // Small helpers shared by lowering rules.
 #pragma once
+#include <stdexcept>
+#include <string>
+
 #include "hlo/builder.h"
 #include "ops/lowering_error.h"
 #include "ops/op_call.h"
@@ -15,6 +18,17 @@ using Values = std::vector<hlo::Value>;
 
 // `v` converted to `type`'s dtype and broadcast to its shape (PyTorch's
 // implicit promotion + broadcasting of an operand into a result).
+// A dimension argument wrapped into [0, rank) (0-d tensors take 0 and -1, as
+// in PyTorch); out of range it raises the CPU's IndexError, so a bad `dim` is
+// an error, never a read past the shape.
+inline int64_t wrap_dim(int64_t d, int64_t rank) {
+  int64_t r = rank == 0 ? 1 : rank;
+  if (d < -r || d >= r)
+    throw std::out_of_range("Dimension out of range (expected to be in range of [" + std::to_string(-r) + ", " +
+                            std::to_string(r - 1) + "], but got " + std::to_string(d) + ")");
+  return d < 0 ? d + r : d;
+}
+
 inline hlo::Value to_type(hlo::Builder& b, const hlo::Value& v, const hlo::TensorType& type) {
   return b.broadcast_to(b.convert(v, type.dtype), type.dims);
 }

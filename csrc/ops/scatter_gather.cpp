@@ -48,11 +48,6 @@ Value coordinates(Builder& b, const Value& index, int64_t dim, int64_t rank) {
   return b.concatenate(parts, static_cast<int64_t>(one.size()) - 1);
 }
 
-int64_t wrap_dim(int64_t d, int64_t rank) {
-  int64_t r = rank == 0 ? 1 : rank;
-  return d < 0 ? d + r : d;
-}
-
 // gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False)
 TORCH_TPU_LOWERING("gather", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
@@ -105,6 +100,8 @@ Value scatter_elements(Builder& b, const Value& self, int64_t dim, const Value& 
     Value flat = scatter_elements(b, b.reshape(self, {1}), 0, b.reshape(index, {1}), b.reshape(updates, {1}), how);
     return b.reshape(flat, {});
   }
+  if (index.type.rank() == 0)  // a 0-d index into a 1-d self: one element
+    return scatter_elements(b, self, dim, b.reshape(index, {1}), b.reshape(updates, {1}), how);
   Value coords = coordinates(b, index, dim, rank);
   TensorType elem(self.type.dtype, {});
   hlo::RegionBody body = [how](Builder& rb, const Values& args) { return Values{combine(rb, how, args[0], args[1])}; };
@@ -117,11 +114,13 @@ Value scatter_elements(Builder& b, const Value& self, int64_t dim, const Value& 
 }
 
 // src cut to index's shape (src may be larger in every dimension).
+// PyTorch reads a 0-d index or src as 1-d of one element (ensure_nonempty_dim).
 Value src_for(Builder& b, const Value& src, const Value& index) {
   if (src.type.dims == index.type.dims) return src;
   if (src.type.rank() == 0) return b.reshape(src, index.type.dims);  // 0-d src: 0-d index
+  std::vector<int64_t> limit = index.type.rank() == 0 ? std::vector<int64_t>{1} : index.type.dims;
   std::vector<int64_t> start(src.type.rank(), 0), strides(src.type.rank(), 1);
-  return b.slice(src, start, index.type.dims, strides);
+  return b.slice(src, start, limit, strides);
 }
 
 Combine parse_reduce(const std::string& r) {

@@ -8,11 +8,6 @@
 namespace torch_tpu::ops {
 namespace {
 
-int64_t wrap_dim(int64_t d, int64_t rank) {
-  int64_t r = rank == 0 ? 1 : rank;  // PyTorch lets 0-d tensors use dim 0 / -1
-  return d < 0 ? d + r : d;
-}
-
 // An all-zero result: the only value an empty tensor can have.
 Value zeros(Builder& b, const TensorType& t) { return b.splat_int(t, 0); }
 

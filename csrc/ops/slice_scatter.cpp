@@ -13,9 +13,8 @@ Values slice_scatter_rule(Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
   Value self = b.convert(operand(c, v, 0), out.dtype), src = b.convert(operand(c, v, 1), out.dtype);
   int64_t rank = out.rank();
+  int64_t dim = wrap_dim(c.arg(2).i, rank);
   if (rank == 0 || out.numel() == 0 || src.type.numel() == 0) return {self};
-  int64_t dim = c.arg(2).i;
-  if (dim < 0) dim += rank;
   int64_t size = out.dims[dim];
   int64_t start = c.arg(3).is_none() ? 0 : c.arg(3).i;
   if (start < 0) start += size;

@@ -11,16 +11,6 @@
 namespace torch_tpu::ops {
 namespace {
 
-// Sort's meta kernel does not check `dim` (the others do), so it is checked
-// here, with the CPU's message.
-int64_t wrap_dim(int64_t d, int64_t rank) {
-  int64_t r = rank == 0 ? 1 : rank;
-  if (d < -r || d >= r)
-    throw std::out_of_range("Dimension out of range (expected to be in range of [" + std::to_string(-r) + ", " +
-                            std::to_string(r - 1) + "], but got " + std::to_string(d) + ")");
-  return d < 0 ? d + r : d;
-}
-
 // a sorts before b: a < b (a > b descending), NaN counting as the largest.
 Value sorts_before(Builder& b, const Value& x, const Value& y, bool descending) {
   Value ordered = b.compare(x, y, descending ? "GT" : "LT");

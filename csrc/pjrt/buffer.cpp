@@ -1,5 +1,6 @@
 #include "pjrt/buffer.h"
 
+#include <atomic>
 #include <string>
 #include <utility>
 
@@ -81,6 +82,10 @@ std::shared_ptr<Buffer> Buffer::adopt(std::shared_ptr<Client> client,
   return std::shared_ptr<Buffer>(new Buffer(std::move(client), buffer));
 }
 
+namespace {
+std::atomic<int64_t> live_buffers{0};
+}  // namespace
+
 Buffer::Buffer(std::shared_ptr<Client> client, abi::PJRT_Buffer* buffer)
     : client_(std::move(client)), buffer_(buffer) {
   const abi::PJRT_Api* c = client_->api()->raw();
@@ -100,9 +105,13 @@ Buffer::Buffer(std::shared_ptr<Client> client, abi::PJRT_Buffer* buffer)
     check_noexcept(c, c->PJRT_Buffer_Destroy(&destroy), "PJRT_Buffer_Destroy");
     throw;
   }
+  live_buffers.fetch_add(1, std::memory_order_relaxed);
 }
 
+int64_t Buffer::live_count() { return live_buffers.load(std::memory_order_relaxed); }
+
 Buffer::~Buffer() {
+  live_buffers.fetch_sub(1, std::memory_order_relaxed);
   const abi::PJRT_Api* c = client_->api()->raw();
   auto args = abi::make<abi::PJRT_Buffer_Destroy_Args>();
   args.buffer = buffer_;

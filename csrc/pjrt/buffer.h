@@ -77,6 +77,9 @@ class Buffer : public std::enable_shared_from_this<Buffer> {
   // The error of the execution that produced this buffer, when it failed by
   // injection (fault_injection.h); reads throw it. Null otherwise.
   const std::shared_ptr<const Error>& failure() const { return failure_; }
+
+  // Buffer objects alive in this process (a leak check for long runs).
+  static int64_t live_count();
   void set_failure(std::shared_ptr<const Error> e) { failure_ = std::move(e); }
 
  private:

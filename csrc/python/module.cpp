@@ -15,6 +15,7 @@
 #include "eager/metrics.h"
 #include "ops/registry.h"
 #include "pjrt/api.h"
+#include "pjrt/buffer.h"
 #include "pjrt/fault_injection.h"
 #include "python/graph_bindings.h"
 
@@ -56,6 +57,7 @@ py::dict metrics() {
   d["executions"] = m.executions;
   d["compile_seconds"] = m.compile_seconds;
   d["host_to_device_bytes"] = m.host_to_device_bytes;
+  d["live_device_buffers"] = pjrt::Buffer::live_count();
   d["device_to_host_bytes"] = m.device_to_host_bytes;
   d["compiles_by_op"] = m.compiles_by_op;
   d["fallbacks_by_op"] = m.fallbacks_by_op;
