@@ -141,10 +141,13 @@ TORCH_TPU_LOWERING("silu_backward", [](Builder& b, const OpCall& c, const Values
 Value lt(Builder& b, const Value& x, const Value& y) { return b.compare(x, y, "LT"); }
 Value gt(Builder& b, const Value& x, const Value& y) { return b.compare(x, y, "GT"); }
 
-// hardtanh(self, min_val, max_val): comparisons, not min/max, so NaN passes through.
+// hardtanh(self, min_val, max_val): comparisons, not min/max, so NaN passes
+// through; the lower bound first, then the upper, so min_val > max_val gives
+// max_val everywhere, as the CPU's clamp does.
 TORCH_TPU_LOWERING("hardtanh", [](Builder& b, const OpCall& c, const Values& v) {
   Value x = in(b, c, v, 0), lo = in(b, c, v, 1), hi = in(b, c, v, 2);
-  return Values{done(b, c, b.select(lt(b, x, lo), lo, b.select(gt(b, x, hi), hi, x)))};
+  Value above_lo = b.select(lt(b, x, lo), lo, x);
+  return Values{done(b, c, b.select(gt(b, above_lo, hi), hi, above_lo))};
 });
 
 TORCH_TPU_LOWERING("hardtanh_backward", [](Builder& b, const OpCall& c, const Values& v) {
@@ -237,7 +240,8 @@ TORCH_TPU_LOWERING("hardswish_backward", [](Builder& b, const OpCall& c, const V
   require_float(c, c.outputs[0]);
   Value g = in(b, c, v, 0), x = in(b, c, v, 1);
   Value mid = b.multiply(g, b.add(b.divide(x, k(b, x, 3.0)), k(b, x, 0.5)));
-  Value r = b.select(lt(b, x, k(b, x, -3.0)), k(b, g, 0.0), b.select(b.compare(x, k(b, x, 3.0), "LE"), mid, g));
+  // The CPU's boundaries: 0 at x <= -3, the slope below 3, the gradient itself from 3 on.
+  Value r = b.select(b.compare(x, k(b, x, -3.0), "LE"), k(b, g, 0.0), b.select(lt(b, x, k(b, x, 3.0)), mid, g));
   return Values{done(b, c, r)};
 });
 

@@ -61,8 +61,9 @@ Taps nearest_taps(int64_t in, int64_t out, std::optional<double> scale, bool exa
   float s = scales_value<float>(scale, in, out);
   for (int64_t i = 0; i < out; ++i) {
     if (exact) t.index.push_back(std::min(static_cast<int64_t>(floorf((i + 0.5) * s)), in - 1));
-    else if (out == in) t.index.push_back(i);
-    else if (out == 2 * in) t.index.push_back(i >> 1);
+    // The CPU's shortcuts hold only without a scale: a given scale is used as is.
+    else if (!scale && out == in) t.index.push_back(i);
+    else if (!scale && out == 2 * in) t.index.push_back(i >> 1);
     else t.index.push_back(std::min(static_cast<int64_t>(floorf(i * s)), in - 1));
   }
   return {t};
@@ -151,6 +152,18 @@ std::vector<Taps> all_taps(const OpCall& c, Mode mode, const std::vector<int64_t
   bool align = interp && c.arg(align_i).b;
   size_t first_scale = align_i + (interp ? 1 : 0);
   std::vector<Taps> r;
+  // The CPU's bicubic backward copies the gradient when no size changes,
+  // whatever the scales (its forward does apply them).
+  bool same_size = true;
+  for (size_t d = 0; d < n; ++d) same_size = same_size && in_dims[2 + d] == out_size[d];
+  if (backward && mode == Mode::Cubic && same_size) {
+    for (size_t d = 0; d < n; ++d) {
+      Tap t;
+      for (int64_t i = 0; i < out_size[d]; ++i) t.index.push_back(i);
+      r.push_back({t});
+    }
+    return r;
+  }
   for (size_t d = 0; d < n; ++d) {
     int64_t in = in_dims[2 + d], out = out_size[d];
     auto scale = scale_arg(c, first_scale + d);
