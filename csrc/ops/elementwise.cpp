@@ -71,12 +71,30 @@ Values mul(Builder& b, const OpCall& c, const Values& v) {
 TORCH_TPU_LOWERING("mul.Tensor", mul);
 TORCH_TPU_LOWERING("mul.Scalar", mul);
 
-// pow: StableHLO's integer power matches PyTorch's for negative exponents
-// (0 unless the base is +-1), but a negative *scalar* exponent is an error.
+// Integer power by squaring over every exponent bit, wrapping on overflow as
+// the CPU does: XLA's integer power reads only log2(bit width) exponent bits
+// (2 ** 70 gave 64, not 0). Negative exponents keep StableHLO's answer, which
+// is PyTorch's (0 unless the base is +-1).
+Value integer_power(Builder& b, const Value& x, const Value& y) {
+  int bits = hlo::dtype_bits(x.type.dtype);
+  Value one = b.splat_int(x.type, 1), result = one, base = x;
+  for (int i = 0; i < bits; ++i) {
+    Value bit = b.binary("and", b.binary("shift_right_logical", y, b.splat_int(y.type, i)), one);
+    result = b.select(not_zero(b, bit), b.multiply(result, base), result);
+    base = b.multiply(base, base);
+  }
+  if (hlo::is_unsigned(x.type.dtype)) return result;
+  return b.select(is_neg(b, y), b.binary("power", x, y), result);
+}
+
+// pow: a negative *scalar* exponent of an integer is an error (checked by the caller).
 Values pow(Builder& b, const OpCall& c, const Values& v) {
   // The CPU has no bool kernel (the meta kernel would return int64).
   if (result_type(c, {0, 1}) == DType::Pred) not_implemented_for("pow", DType::Pred);
-  return binary_compute(b, c, v, 0, 1, [](Builder& b, const Value& x, const Value& y) { return b.binary("power", x, y); });
+  return binary_compute(b, c, v, 0, 1, [](Builder& b, const Value& x, const Value& y) {
+    if (!hlo::is_float(x.type.dtype) && !hlo::is_complex(x.type.dtype)) return integer_power(b, x, y);
+    return b.binary("power", x, y);
+  });
 }
 TORCH_TPU_LOWERING("pow.Tensor_Tensor", pow);
 TORCH_TPU_LOWERING("pow.Scalar", pow);

@@ -53,7 +53,10 @@ Value dot_general(Builder& b, const OpCall& c, const Value& lhs, const Value& rh
 // beta * self + alpha * product, where beta == 0 ignores self (NaN included)
 // and alpha == 0 ignores the product, like BLAS and the CPU kernels. beta and
 // alpha are runtime scalars (args 3 and 4).
-Value scale_add(Builder& b, const OpCall& c, const Values& v, const Value& product) {
+// beta * self + alpha * product, a zero factor skipping its term (BLAS: NaN
+// or inf in a skipped operand does not leak). With nothing contracted (k = 0)
+// the CPU adds no product at all, so alpha (even NaN) is not applied.
+Value scale_add(Builder& b, const OpCall& c, const Values& v, const Value& product, bool empty_contraction) {
   const TensorType& t = product.type;
   Value self = to_type(b, operand(c, v, 0), t);
   auto term = [&](const Value& x, size_t arg) {
@@ -61,7 +64,14 @@ Value scale_add(Builder& b, const OpCall& c, const Values& v, const Value& produ
     Value zero = b.splat_float(t, 0);
     return b.select(b.compare(s, zero, "EQ"), zero, b.multiply(x, s));
   };
+  if (empty_contraction) return term(self, 3);
   return b.add(term(self, 3), term(product, 4));
+}
+
+bool has_zero(const std::vector<int64_t>& dims, std::initializer_list<size_t> which) {
+  for (size_t d : which)
+    if (dims.at(d) == 0) return true;
+  return false;
 }
 
 // The CPU kernels (not the meta ones) reject mixed dtypes, e.g. mm(f32, f64).
@@ -108,25 +118,25 @@ TORCH_TPU_LOWERING("mv", [](Builder& b, const OpCall& c, const Values& v) {
 // addmm(self, mat1, mat2, *, beta, alpha)
 TORCH_TPU_LOWERING("addmm", [](Builder& b, const OpCall& c, const Values& v) {
   Value p = dot_general(b, c, operand(c, v, 1), operand(c, v, 2), {}, {}, {1}, {0}, acc_of(c));
-  return Values{finish(b, scale_add(b, c, v, p), c)};
+  return Values{finish(b, scale_add(b, c, v, p, has_zero(operand(c, v, 1).type.dims, {1})), c)};
 });
 
 // baddbmm(self, batch1, batch2, *, beta, alpha)
 TORCH_TPU_LOWERING("baddbmm", [](Builder& b, const OpCall& c, const Values& v) {
   Value p = dot_general(b, c, operand(c, v, 1), operand(c, v, 2), {0}, {0}, {2}, {1}, acc_of(c));
-  return Values{finish(b, scale_add(b, c, v, p), c)};
+  return Values{finish(b, scale_add(b, c, v, p, has_zero(operand(c, v, 1).type.dims, {2})), c)};
 });
 
 // addbmm(self, batch1, batch2, *, beta, alpha): the batch is summed too.
 TORCH_TPU_LOWERING("addbmm", [](Builder& b, const OpCall& c, const Values& v) {
   Value p = dot_general(b, c, operand(c, v, 1), operand(c, v, 2), {}, {}, {0, 2}, {0, 1}, acc_of(c));
-  return Values{finish(b, scale_add(b, c, v, p), c)};
+  return Values{finish(b, scale_add(b, c, v, p, has_zero(operand(c, v, 1).type.dims, {0, 2})), c)};
 });
 
 // addmv(self, mat, vec, *, beta, alpha)
 TORCH_TPU_LOWERING("addmv", [](Builder& b, const OpCall& c, const Values& v) {
   Value p = dot_general(b, c, operand(c, v, 1), operand(c, v, 2), {}, {}, {1}, {0}, acc_of(c));
-  return Values{finish(b, scale_add(b, c, v, p), c)};
+  return Values{finish(b, scale_add(b, c, v, p, has_zero(operand(c, v, 1).type.dims, {1})), c)};
 });
 
 // addr(self, vec1, vec2, *, beta, alpha): outer product, no contraction. Unlike
@@ -137,7 +147,7 @@ TORCH_TPU_LOWERING("addr", [](Builder& b, const OpCall& c, const Values& v) {
   const Dims& out = c.outputs[0].dims;
   Value x = b.broadcast_in_dim(b.convert(operand(c, v, 1), acc), out, {0});
   Value y = b.broadcast_in_dim(b.convert(operand(c, v, 2), acc), out, {1});
-  return Values{finish(b, scale_add(b, c, v, b.multiply(x, y)), c)};
+  return Values{finish(b, scale_add(b, c, v, b.multiply(x, y), false), c)};
 });
 
 }  // namespace
