@@ -162,7 +162,8 @@ Values pointwise_loss_backward(Builder& b, const OpCall& c, const Values& v, siz
   TensorType full = o.with_dtype(compute_type(o.dtype));
   Value d = f(b, to_type(b, operand(c, v, 1), full), to_type(b, operand(c, v, 2), full));
   Value g = to_type(b, operand(c, v, 0), full);
-  if (red == kMean) g = b.divide(g, b.splat_float(full, static_cast<double>(full.numel())));
+  // The CPU's mean divides by self's size, also when target broadcasts it larger.
+  if (red == kMean) g = b.divide(g, b.splat_float(full, static_cast<double>(operand(c, v, 1).type.numel())));
   return Values{b.convert(b.multiply(d, g), o.dtype)};
 }
 
@@ -179,7 +180,7 @@ TORCH_TPU_LOWERING("mse_loss_backward", [](Builder& b, const OpCall& c, const Va
   int64_t red = reduction_of(c, 3);
   const auto& o = c.outputs[0];
   TensorType full = o.with_dtype(compute_type(o.dtype));
-  double norm = red == kMean ? 2.0 / static_cast<double>(full.numel()) : 2.0;
+  double norm = red == kMean ? 2.0 / static_cast<double>(operand(c, v, 1).type.numel()) : 2.0;
   Value d = b.subtract(to_type(b, operand(c, v, 1), full), to_type(b, operand(c, v, 2), full));
   Value g = to_type(b, operand(c, v, 0), full);
   return Values{b.convert(b.multiply(b.multiply(b.splat_float(full, norm), d), g), o.dtype)};
