@@ -213,7 +213,12 @@ Value Builder::convert(const Value& a, DType to) {
     Value lim = splat_float(f.type, 448.0);
     return emit1("convert", {minimum(maximum(f, negate(lim)), lim)}, "", a.type.with_dtype(to));
   }
-  return emit1("convert", {a}, "", a.type.with_dtype(to));
+  Value r = emit1("convert", {a}, "", a.type.with_dtype(to));
+  // XLA's simplifier turns arithmetic on a converted bool into a select
+  // (convert(p) / 0.0 -> p ? inf : 0), which drops the NaN and inf of
+  // 0 / 0 and 0 * inf that PyTorch computes: a barrier keeps the arithmetic.
+  if (a.type.dtype == DType::Pred && is_float(to)) return emit1("optimization_barrier", {r}, "", r.type);
+  return r;
 }
 
 Value Builder::real(const Value& a) {
