@@ -2,6 +2,7 @@
 // types (like the CPU) with a two-pass variance, as accurate as the CPU's
 // Welford update. (rms_norm is CompositeImplicitAutograd: pow/mean/rsqrt/mul.)
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "ops/lowering_helpers.h"
@@ -69,6 +70,8 @@ TORCH_TPU_LOWERING("native_layer_norm", [](Builder& b, const OpCall& c, const Va
   Value xc = b.subtract(x, expand(b, mean, x, axis));
   Value var = b.multiply(sum(b, b.multiply(xc, xc), dims, false), inv_n);
   Value rstd = b.divide(b.splat_float(row_t, 1.0), b.unary("sqrt", b.add(var, b.splat_float(row_t, c.arg(4).d))));
+  // Over nothing the CPU's mean is 0 and its variance 0 / 0: rstd is NaN.
+  if (n == 0) rstd = b.splat_float(row_t, std::nan(""));
   Value y = b.multiply(xc, expand(b, rstd, x, axis));
   if (const Value* w = optional_operand(c, v, 2)) y = b.multiply(y, param(b, *w, y));
   if (const Value* bias = optional_operand(c, v, 3)) y = b.add(y, param(b, *bias, y));
