@@ -10,7 +10,8 @@ PYTHON=${PYTHON:-python3}
 python -m pip install -q --upgrade pip
 # torch is pinned: a looser spec downloads a multi-GB CUDA build.
 python -m pip install -q torch==2.13.0
-python -m pip install -q "xla-cpu-pjrt==0.0.1" "scikit-build-core>=0.10" ninja cmake numpy pytest expecttest
+python -m pip install -q "xla-cpu-pjrt==0.0.1" "scikit-build-core>=0.10" ninja cmake numpy pytest expecttest \
+  "hypothesis==6.170.15"   # the fuzz suite (tests/fuzz, python -m torch_tpu.fuzz); pinned: draws depend on its version
 # The Hugging Face stack (Transformers, Diffusers) the tests and the main job use (pinned: tested versions).
 python -m pip install -q "transformers==5.23.0" "accelerate==1.15.0" "diffusers==0.42.1"
 if [ ! -f /usr/include/gtest/gtest.h ]; then

@@ -14,12 +14,22 @@ Values slice_scatter_rule(Builder& b, const OpCall& c, const Values& v) {
   Value self = b.convert(operand(c, v, 0), out.dtype), src = b.convert(operand(c, v, 1), out.dtype);
   int64_t rank = out.rank();
   int64_t dim = wrap_dim(c.arg(2).i, rank);
-  if (rank == 0 || out.numel() == 0 || src.type.numel() == 0) return {self};
-  int64_t size = out.dims[dim];
+  int64_t size = rank == 0 ? 1 : out.dims[dim];
   int64_t start = c.arg(3).is_none() ? 0 : c.arg(3).i;
   if (start < 0) start += size;
   start = std::clamp<int64_t>(start, 0, size);
+  int64_t end = c.args.size() > 4 && !c.arg(4).is_none() ? c.arg(4).i : size;
+  if (end < 0) end += size;
+  end = std::clamp<int64_t>(end, start, size);
   int64_t step = c.args.size() > 5 && !c.arg(5).is_none() ? c.arg(5).i : 1;
+  if (step <= 0) throw std::invalid_argument("slice step must be positive");
+  // The CPU's check: src has exactly the slice's shape (a 0-d src read past its shape here).
+  std::vector<int64_t> slice = out.dims;
+  if (rank > 0) slice[dim] = (end - start + step - 1) / step;
+  if (src.type.dims != slice)
+    throw std::invalid_argument("expected src to have a size equal to the slice of self. src size = " +
+                                hlo::int_list(src.type.dims) + ", slice size = " + hlo::int_list(slice));
+  if (rank == 0 || out.numel() == 0 || src.type.numel() == 0) return {self};
   int64_t n = src.type.dims[dim];
   std::vector<int64_t> low(rank, 0), high(rank, 0), interior(rank, 0);
   low[dim] = start;

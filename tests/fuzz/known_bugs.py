@@ -1,0 +1,202 @@
+"""Backend bugs the fuzzer found that are still open (torch_tpu/fuzz/known.py
+KNOWN_BUGS), each as a minimal repro that FAILS until the bug is fixed.
+
+They are deliberately not marked xfail: a red test per open bug. When one
+passes, delete its KNOWN_BUGS entry (the fuzz suite then checks that class of
+draws like any other) and move the test to test_regressions.py as
+test_<name>.
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+
+T = "tpu"
+
+
+# -- crashes (each in a subprocess: the process dies) ----------------------
+
+# -- wrong values ---------------------------------------------------------
+
+def test_known_bug_half_precision_accumulation(assert_parity):
+    cases = {}
+    for seed in range(6):
+        x = torch.randn(2, 4, 3, generator=torch.Generator().manual_seed(seed)) * 2
+        cases[f"batch norm f16 #{seed}"] = lambda d, x=x: torch.ops.aten._native_batch_norm_legit.no_stats(
+            x.half().to(d), None, None, True, 0.1, 1e-5)[0]
+        w = torch.randn(2, 1, 1, 2, generator=torch.Generator().manual_seed(seed))
+        y = torch.randn(2, 2, 5, 5, generator=torch.Generator().manual_seed(seed + 100)) * 2
+        cases[f"transposed conv f16 #{seed}"] = lambda d, y=y, w=w: torch.ops.aten.convolution(
+            y.half().to(d), w.half().to(d), None, [1, 1], [1, 0], [1, 2], True, [0, 0], 2)
+    assert_parity(cases)
+
+
+def test_known_bug_prelu_backward_weight_grad_shape(assert_parity):
+    assert_parity({"0-d self": lambda d: torch.ops.aten._prelu_kernel_backward(
+        torch.tensor(1.0, device=d), torch.tensor(-2.0, device=d), torch.tensor([0.25], device=d))})
+
+
+def test_known_bug_backward_mixed_dtype_result(assert_parity):
+    h = lambda d: torch.tensor([0.5, -1.0], dtype=torch.float16, device=d)  # noqa: E731
+    f = lambda d: torch.tensor([1.0, 2.0], device=d)  # noqa: E731
+    assert_parity({
+        "threshold_backward uint8 grad, int32 self": lambda d: torch.ops.aten.threshold_backward(
+            torch.ones(3, dtype=torch.uint8, device=d), torch.tensor([-1, 0, 2], dtype=torch.int32, device=d), 0),
+        "mse_loss_backward f32 grad, f16 self": lambda d: torch.ops.aten.mse_loss_backward(
+            torch.tensor(1.0, device=d), h(d), h(d) * 2, 1),
+        "mish_backward f32 grad, f16 self": lambda d: torch.ops.aten.mish_backward(f(d), h(d)),
+    })
+
+
+def test_known_bug_upsample_nearest_scales(assert_parity):
+    assert_parity({"nearest2d backward, equal sizes, scale 1.5": lambda d: torch.ops.aten.upsample_nearest2d_backward(
+        torch.arange(6.0, device=d).view(1, 1, 6, 1), [6, 1], [1, 1, 6, 2], 1.5, None)})
+
+
+def test_known_bug_hardtanh_nan_bound(assert_parity):
+    assert_parity({"hardtanh(x, 0, nan)": lambda d: torch.ops.aten.hardtanh(
+        torch.tensor([-1.0, 0.5, 2.0], device=d), 0.0, math.nan)})
+
+
+def test_known_bug_roll_range_check(assert_parity):
+    assert_parity({"roll of an empty complex tensor, 2 shifts over 3 dims": lambda d: torch.ops.aten.roll(
+        torch.zeros(4, 3, 1, 2, 0, dtype=torch.complex64, device=d), [3, 3], [0, -1, -2])})
+
+
+# -- exception types ------------------------------------------------------
+
+def test_known_bug_dtype_rejection_type(assert_parity):
+    x = lambda d: torch.arange(4, device=d)  # noqa: E731 - int64, which these CPU kernels do not take
+    assert_parity({name: (lambda d, f=f: f(x(d))) for name, f in [
+        ("gelu", F.gelu), ("silu", F.silu), ("mish", F.mish), ("softplus", F.softplus),
+        ("hardswish", F.hardswish), ("hardsigmoid", F.hardsigmoid),
+        ("_softmax", lambda t: torch.ops.aten._softmax(t, 0, False))]})
+
+
+def test_known_bug_unsupported_dtype_compile_error(assert_parity):
+    b = lambda d: torch.tensor([True, False, True], device=d)  # noqa: E731
+    assert_parity({
+        "hardshrink_backward bool": lambda d: torch.ops.aten.hardshrink_backward(b(d), b(d), 2),
+        "softshrink_backward bool": lambda d: torch.ops.aten.softshrink_backward(b(d), b(d), 0.5),
+        "sigmoid_backward bool": lambda d: torch.ops.aten.sigmoid_backward(b(d), b(d)),
+        "histc bool": lambda d: torch.histc(b(d), 4, 0, 1),
+        "logcumsumexp int64": lambda d: torch.logcumsumexp(torch.arange(3, device=d), 0),
+        "frac bool": lambda d: torch.frac(torch.tensor([True], device=d)),
+    })
+
+
+def test_known_bug_dim_error_type(assert_parity):
+    assert_parity({
+        "_softmax dim 5": lambda d: torch.ops.aten._softmax(torch.ones(2, device=d), 5, False),
+        "median.dim of an empty dim": lambda d: torch.ones(0, 2, device=d).median(0),
+        "min.dim of an empty dim": lambda d: torch.ones(0, 2, device=d).min(0),
+    })
+
+
+def test_known_bug_raises_where_cpu_computes(assert_parity):
+    x = lambda d: torch.arange(4.0, device=d)  # noqa: E731
+    assert_parity({
+        "nansum(dim=[])": lambda d: torch.ops.aten.nansum(x(d), []),
+        "native_layer_norm_backward 1-D": lambda d: torch.ops.aten.native_layer_norm_backward(
+            x(d), x(d), [4], torch.tensor([1.5], device=d), torch.tensor([0.9], device=d),
+            torch.ones(4, device=d), None, [True, True, False]),
+        "cummin(dim=64) of an empty tensor": lambda d: torch.cummin(torch.zeros(1, 0, device=d), 64),
+        "channel_shuffle of an overlapping view": lambda d: torch.ops.aten.channel_shuffle(
+            torch.arange(8.0, device=d).as_strided((1, 2, 3, 3), (0, 3, 1, 1)), 2),
+        "frexp float64": lambda d: torch.frexp(torch.tensor([3.0], dtype=torch.float64, device=d)),
+        "linalg_lu(pivot=False) of 0x0": lambda d: torch.linalg.lu(torch.zeros(0, 0, device=d), pivot=False),
+        "masked_fill_ of bool with a complex value": lambda d: torch.ones(1, dtype=torch.bool, device=d)
+        .masked_fill_(torch.tensor([False], device=d), 1.5 - 0.5j),
+        "index_put.out with [None]": lambda d: torch.ops.aten.index_put.out(
+            torch.zeros(0, 2, device=d), [None], torch.zeros(0, 2, device=d), out=torch.empty(0, device=d)),
+        "batch norm functional f16, eval": lambda d: torch.ops.aten._native_batch_norm_legit_functional(
+            torch.ones(2, 3, dtype=torch.float16, device=d), None, None, torch.zeros(3, dtype=torch.float16,
+                                                                                     device=d),
+            torch.ones(3, dtype=torch.float16, device=d), False, 0.1, 1e-5)[0],
+        "convolution_backward, bias_sizes None": lambda d: torch.ops.aten.convolution_backward(
+            torch.ones(1, 1, 2, device=d), torch.ones(1, 1, 3, device=d), torch.ones(1, 1, 2, device=d), None,
+            [1], [0], [1], False, [0], 1, [True, True, True]),
+        "avg_pool3d_backward int64": lambda d: torch.ops.aten.avg_pool3d_backward(
+            torch.ones(1, 1, 1, 1, 1, dtype=torch.long, device=d), torch.ones(1, 1, 2, 2, 2, dtype=torch.long,
+                                                                                 device=d),
+            [2, 2, 2], [2, 2, 2], [0, 0, 0], False, True, None),
+    })
+
+
+def test_known_bug_linalg_errors_not_raised(assert_parity):
+    npd = lambda d: torch.tensor([[1.0, 2.0], [2.0, 1.0]], device=d)  # noqa: E731 - not positive-definite
+    assert_parity({
+        "cholesky": lambda d: torch.cholesky(npd(d)),
+        "linalg.inv_ex(check_errors=True) of a singular matrix": lambda d: torch.linalg.inv_ex(
+            torch.zeros(2, 2, device=d), check_errors=True),
+        "cholesky_inverse with a zero diagonal": lambda d: torch.cholesky_inverse(torch.zeros(2, 2, device=d)),
+        "svd of NaN": lambda d: torch.linalg.svd(torch.full((2, 2), math.nan, device=d)),
+    })
+
+
+def test_known_bug_linalg_error_type(assert_parity):
+    assert_parity({"cholesky_ex(check_errors=True)": lambda d: torch.linalg.cholesky_ex(
+        torch.tensor([[1.0, 2.0], [2.0, 1.0]], device=d), check_errors=True)})
+
+
+def test_known_bug_out_dtype_not_checked(assert_parity):
+    x = lambda d: torch.tensor([[3.0, 1.0, 2.0]], device=d)  # noqa: E731
+    assert_parity({
+        "sort(out= int32 indices)": lambda d: torch.sort(
+            x(d), out=(torch.empty(0, device=d), torch.empty(0, dtype=torch.int32, device=d))),
+        "kthvalue(out= int32 indices)": lambda d: torch.kthvalue(
+            x(d), 1, out=(torch.empty(0, device=d), torch.empty(0, dtype=torch.int32, device=d))),
+        "all(dim, out= int64)": lambda d: torch.all(x(d), 1, out=torch.empty(0, dtype=torch.long, device=d)),
+        "take(out= another dtype)": lambda d: torch.take(x(d), torch.tensor([0], device=d),
+                                                         out=torch.empty(0, dtype=torch.float64, device=d)),
+    })
+
+
+def test_known_bug_mixed_dtypes_not_checked(assert_parity):
+    assert_parity({
+        "_prelu_kernel f32/f16": lambda d: torch.ops.aten._prelu_kernel(
+            torch.ones(2, 2, device=d), torch.ones(2, device=d).half()),
+        "binary_cross_entropy_backward f32/f64": lambda d: torch.ops.aten.binary_cross_entropy_backward(
+            torch.tensor(1.0, device=d), torch.tensor([0.3], device=d),
+            torch.tensor([0.5], dtype=torch.float64, device=d), None, 1),
+    })
+
+
+def test_known_bug_scalar_overflow_not_checked(assert_parity):
+    h = lambda d: torch.ones(2, dtype=torch.float16, device=d)  # noqa: E731
+    assert_parity({
+        "clamp_max(half, 1e10)": lambda d: torch.clamp_max(h(d), 1e10),
+        "constant_pad_nd(half, value=1e10)": lambda d: F.pad(h(d), (1, 1), value=1e10),
+    })
+
+
+def test_known_bug_argument_checks_missing(assert_parity):
+    assert_parity({
+        "smooth_l1_loss beta < 0": lambda d: F.smooth_l1_loss(torch.ones(2, device=d), torch.zeros(2, device=d),
+                                                              beta=-1.0),
+        "slice_scatter src of the wrong size": lambda d: torch.slice_scatter(
+            torch.zeros(4, 4, device=d), torch.zeros(4, 4, device=d), 0, 0, 1),
+        "index_select dim 64 of a 0-d tensor": lambda d: torch.index_select(
+            torch.tensor(1.0, device=d), 64, torch.tensor([0], device=d)),
+        "cummax dim 1 of a 0-d tensor": lambda d: torch.cummax(torch.tensor(1.0, device=d), 1),
+        "mode over an empty dim": lambda d: torch.mode(torch.ones(2, 0, device=d), 1),
+        "searchsorted with a float sorter": lambda d: torch.searchsorted(
+            torch.tensor([1.0, 2.0], device=d), torch.tensor([1.5], device=d),
+            sorter=torch.tensor([0.0, 1.0], device=d)),
+        "binary_cross_entropy target > 1": lambda d: F.binary_cross_entropy(
+            torch.tensor([0.5], device=d), torch.tensor([2.0], device=d)),
+    })
+
+
+def test_known_bug_logsumexp_empty_dim_list():
+    r = torch.logsumexp(torch.ones(2, 3, device=T), [])
+    assert r.shape == torch.amax(torch.ones(2, 3), []).shape, r.shape   # 0-d
+
+
+def test_known_bug_check_order(assert_parity):
+    assert_parity({"index_put_: bad value shape and an index out of range": lambda d: torch.zeros(0, device=d)
+                   .index_put_([torch.tensor([1, 0], device=d)], torch.ones(1, 0, device=d))})
+
+
+def test_known_bug_range_out_shape(assert_parity):
+    assert_parity({"linspace(out= [3, 1])": lambda d: torch.linspace(0, 1, 3, out=torch.zeros(3, 1, device=d))})
