@@ -2,9 +2,7 @@
 // the factor (_cholesky_solve_helper, cholesky_inverse), as stablehlo.cholesky
 // and stablehlo.triangular_solve. Only the lower triangle of the input is read,
 // like LAPACK's potrf with uplo = 'L'; upper = true returns L^T.
-#include <algorithm>
 #include <stdexcept>
-#include <string>
 
 #include "ops/linalg_common.h"
 #include "ops/registry.h"
@@ -83,11 +81,7 @@ TORCH_TPU_LOWERING("_cholesky_solve_helper", [](Builder& b, const OpCall& c, con
   const Value& rhs = operand(c, v, 0);
   const Value& f = operand(c, v, 1);
   // Both are (batches of) matrices; the CPU's first look at a 0-d/1-d one is its dim -2.
-  for (const Value* m : {&rhs, &f})
-    if (m->type.rank() < 2)
-      throw std::out_of_range("Dimension out of range (expected to be in range of [" +
-                              std::to_string(-std::max<int64_t>(m->type.rank(), 1)) + ", " +
-                              std::to_string(std::max<int64_t>(m->type.rank(), 1) - 1) + "], but got -2)");
+  for (const Value* m : {&rhs, &f}) wrap_dim(-2, m->type.rank());
   require_float32_or_64(c, rhs.type.dtype);
   bool upper = c.arg(2).b;
   const TensorType& out = c.outputs[0];
