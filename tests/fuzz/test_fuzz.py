@@ -8,7 +8,8 @@ fixed seed, in two worker subprocesses (a crash is counted, not fatal), and
 requires every draw to match the CPU: equal values (exact dtype), or the
 same exception type. A difference passes only if it is a documented accepted
 one or an open known bug (torch_tpu/fuzz/known.py; each known bug has its own
-failing test in known_bugs.py, which CI does not collect: `python -m pytest tests/fuzz/known_bugs.py`). The table it prints is the run's.
+failing test in known_bugs.py, which CI does not collect:
+`python -m pytest tests/fuzz/known_bugs.py`). The table it prints is the run's.
 """
 import os
 import re
@@ -81,5 +82,7 @@ def test_every_remaining_difference_is_documented_and_every_known_bug_tested():
         bug_tests = set(re.findall(r"def (test_known_bug_\w+)", f.read()))
     for e in known.ACCEPTED + known.KNOWN_BUGS:
         assert e.name in doc, f"{e.name!r} is not in docs/reliability.md"
-    for e in known.KNOWN_BUGS:
-        assert "test_known_bug_" + e.name.replace("-", "_") in bug_tests, e.name
+    names = {"test_known_bug_" + e.name.replace("-", "_") for e in known.KNOWN_BUGS}
+    assert names <= bug_tests, f"known bugs without a test: {sorted(names - bug_tests)}"
+    assert bug_tests <= names, f"tests of no known bug (fixed? move them to test_regressions.py): " \
+                               f"{sorted(bug_tests - names)}"

@@ -48,7 +48,7 @@ ACCEPTED = [
           r"primitive descriptor|Unsupported dtype",
           "The CPU kernel has no implementation for this dtype (or half_to_float softmax); the tpu lowering "
           "computes it, as CUDA does."),
-    Entry("complex32", ".*", ck.EXC_TYPE, r"dtype ComplexHalf is not supported on the tpu device",
+    Entry("complex32", ".*", (ck.EXC_TYPE, ck.TPU_RAISED), r"dtype ComplexHalf is not supported on the tpu device",
           "Both reject complex32; tpu rejects it up front with a TypeError (README: complex32)."),
     Entry("norm statistics dtype", r"(native_layer_norm|native_group_norm|_native_batch_norm_legit|native_batch_norm|"
           r"_batch_norm_with_update|_batch_norm_no_update).*", ck.CPU_RAISED, r"Expected out tensor to have dtype",
@@ -72,6 +72,9 @@ ACCEPTED = [
     Entry("CPU setStorage on stride-0 tensors", ".*", ck.EXC_TYPE, r"\| CPU RuntimeError: setStorage: sizes",
           "The CPU kernel fails on a stride-0 (expanded) input with a setStorage error before checking the "
           "indices; tpu reports the index error."),
+    Entry("CPU addmv with nothing contracted", r"addmv", ck.MISMATCH, r"out: shape \[\d+\], CPU gives \[\]",
+          "addmv of a 0-d self and an (n, 0) matrix: the CPU returns self unbroadcast (shape []), tpu the "
+          "broadcast beta * self of shape [n] that a non-empty product gives."),
     Entry("LAPACK eigh convergence", r"_linalg_eigh", ck.CPU_RAISED, r"failed to converge because the input matrix "
           r"is ill-conditioned", "LAPACK gives up on this matrix; XLA's Jacobi eigh converges and returns a result."),
 ]
@@ -96,11 +99,16 @@ KNOWN_BUGS = [
           "size shortcuts (equal sizes) or uses the scale differs from the CPU."),
     Entry("hardtanh-nan-bound", r"hardtanh", ck.MISMATCH, "",
           "hardtanh with a NaN bound returns x; the CPU's clamp gives NaN."),
+    Entry("lstm-cell-backward-crash", r"_thnn_fused_lstm_cell_backward_impl", ck.CRASH, "",
+          "_thnn_fused_lstm_cell_backward_impl with a 0-d CPU workspace (and cy of another shape) kills the process."),
+    Entry("zeta-at-infinity", r"special_zeta.*", ck.MISMATCH, "nan",
+          "special_zeta(inf, 1) is NaN; the CPU gives the limit 1."),
     Entry("dtype-rejection-type", ".*", ck.EXC_TYPE,
           r"^tpu RuntimeError .*not implemented for u?i\d+.* \| CPU NotImplementedError",
           "A lowering that does not take a dtype raises RuntimeError; the CPU raises NotImplementedError."),
     Entry("unsupported-dtype-compile-error", ".*", ck.EXC_TYPE,
-          r"^tpu RuntimeError .*(compiling .* failed|Subtraction, the `-` operator|Negation, the `-` operator).* "
+          r"^tpu RuntimeError .*(compiling .* failed|Subtraction, the `-` operator|Negation, the `-` operator|"
+          r"hlo::Builder).* "
           r"\| CPU NotImplementedError",
           "An integer/bool input reaches XLA (a compile error) or a decomposition's bool check instead of being "
           "rejected with NotImplementedError as on the CPU."),
@@ -125,7 +133,7 @@ KNOWN_BUGS = [
           r"'indices' to have scalar type|can't be cast to the desired output type|output tensor's dtype is wrong|"
           r"self and out expected to have the same dtype|expected scalar_type .* but found|dtype of out: .* should be "
           r"same as input|expects mantissa to have dtype|expects exponent to have int dtype|for indices output|to have "
-          r"the same type as tensor for argument",
+          r"the same type as tensor for argument|self and result must have the same scalar type",
           "Ops outside TensorIterator take an out= of another dtype (and cast) where the CPU requires the exact one."),
     Entry("mixed-dtypes-not-checked", ".*", ck.CPU_RAISED, r"Found dtype .* but expected|expected scalar type .* but "
           r"found", "Ops whose CPU kernel requires equal dtypes (loss backward, prelu, padding backward) promote."),
@@ -138,7 +146,8 @@ KNOWN_BUGS = [
           r"greater|shifts and dimensions must align|sorter index out of range|Index is supposed to be a vector|"
           r"Indexing dim .* is out of bounds|Number of indices .* should be equal to source.size|slice step must be "
           r"positive|Index to scalar can have only 1 value|must match the size of tensor b|refer to a single memory "
-          r"location|In-place elu backward",
+          r"location|In-place elu backward|not yet implemented for tensors with different dtypes|to have same size "
+          r"as tensor for argument",
           "Argument checks the CPU kernel makes and the lowering does not."),
     Entry("logsumexp-empty-dim-list", r"logsumexp", ck.CPU_RAISED, r"doesn't match the broadcast shape",
           "logsumexp(x, dim=[]) keeps size-1 dims (shape [1, 1]); the CPU raises on its own intermediate (a CPU "
@@ -147,7 +156,7 @@ KNOWN_BUGS = [
           "roll with more shifts than dims leaks a C++ std::out_of_range (IndexError) where the CPU raises "
           "RuntimeError (shifts and dimensions must align)."),
     Entry("check-order", r"(_index_put_impl|index_put|put|index_select|index_reduce|_softmax|native_.*_norm_backward|"
-          r"bitwise_\w+|rrelu_with_noise)",
+          r"bitwise_\w+(\.\w+)?|nextafter|rrelu_with_noise)",
           ck.EXC_TYPE, "",
           "Two faults in one call: the backend reports another one first (another exception type)."),
 ]

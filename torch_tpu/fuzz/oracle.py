@@ -215,8 +215,10 @@ def undefined(call):
         d = next(v.dtype for n, v, _ in call.args if n in call.out_names)
         try:
             steps, start, end = _arg(call, "steps"), _arg(call, "start"), _arg(call, "end")
-            ref = (torch.logspace(start, end, steps, _arg(call, "base", 10.0), dtype=torch.float64) if base == "logspace"
-                   else torch.linspace(start, end, steps, dtype=torch.float64)).trunc()
+            if base == "logspace":
+                ref = torch.logspace(start, end, steps, _arg(call, "base", 10.0), dtype=torch.float64).trunc()
+            else:
+                ref = torch.linspace(start, end, steps, dtype=torch.float64).trunc()
             if not bool(((ref >= torch.iinfo(d).min) & (ref <= torch.iinfo(d).max)).all()):
                 return "values out of the integer out='s range (a float-to-integer cast)"
         except Exception:  # noqa: BLE001 - an invalid call: both sides should raise

@@ -14,7 +14,8 @@ import torch
 from hypothesis import strategies as st
 
 F32, F64, F16, BF16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
-I64, I32, I16, I8, U8, B, C64 = torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool, torch.complex64
+I64, I32, I16, I8, U8 = torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8
+B, C64 = torch.bool, torch.complex64
 
 # float32 dominates (what models run); every other dtype the backend stores
 # appears too. Repeats weight the draw.
