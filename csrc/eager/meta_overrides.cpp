@@ -330,6 +330,26 @@ std::vector<c10::IValue> gru_cell_backward_meta(const torch::jit::Stack& stack, 
   return {at::empty({n, 3 * h}, opts), at::empty({n, 3 * h}, opts), at::empty({n, h}, opts), bias(), bias()};
 }
 
+// PyTorch's meta kernel for it checks nothing (and returns no tensors); the
+// lowering slices the workspace [B, 4H] of the forward above.
+std::vector<c10::IValue> lstm_cell_backward_meta(const torch::jit::Stack& stack, size_t first) {
+  const at::Tensor& cx = stack[first + 2].toTensor();
+  const at::Tensor& cy = stack[first + 3].toTensor();
+  const at::Tensor& workspace = stack[first + 4].toTensor();
+  auto state_shaped = [&](const c10::IValue& t) {
+    return t.isNone() || !t.toTensor().defined() || t.toTensor().sizes() == cx.sizes();
+  };
+  TORCH_CHECK(cx.dim() == 2 && workspace.dim() == 2 && workspace.size(0) == cx.size(0) &&
+                  workspace.size(1) == 4 * cx.size(1) && cy.sizes() == cx.sizes() && state_shaped(stack[first]) &&
+                  state_shaped(stack[first + 1]),
+              "_thnn_fused_lstm_cell_backward_impl: expected cx, cy (and the grads given) of shape [B, H] and "
+              "workspace of [B, 4H], got cx ", cx.sizes(), ", cy ", cy.sizes(), " and workspace ", workspace.sizes());
+  auto opts = workspace.options().device(c10::kMeta);
+  bool has_bias = stack[first + 5].toBool();
+  return {at::empty(workspace.sizes(), opts), at::empty(cx.sizes(), opts),
+          has_bias ? c10::IValue(at::empty({workspace.size(1)}, opts)) : c10::IValue(at::Tensor())};
+}
+
 }  // namespace
 
 const MetaOverride* find_meta_override(const c10::OperatorName& op) {
@@ -374,6 +394,7 @@ const MetaOverride* find_meta_override(const c10::OperatorName& op) {
     m["aten::_thnn_fused_lstm_cell"] = lstm_cell_meta;
     m["aten::_thnn_fused_gru_cell"] = gru_cell_meta;
     m["aten::_thnn_fused_gru_cell_backward"] = gru_cell_backward_meta;
+    m["aten::_thnn_fused_lstm_cell_backward_impl"] = lstm_cell_backward_meta;
     return m;
   }();
   auto it = overrides.find(op.overload_name.empty() ? op.name : op.name + "." + op.overload_name);

@@ -53,6 +53,13 @@ def survives(code):
     return p.returncode, (p.stdout + p.stderr)[-400:]
 
 
+def raises_in_fresh_process(call, exc="RuntimeError"):
+    """The tpu call `call` (one line), run in a fresh process, raises `exc`
+    and the process lives on (a crash found by the fuzzer killed it)."""
+    rc, out = survives(f"try:\n    {call}\nexcept {exc}:\n    print('raised {exc}')")
+    assert rc == 0 and f"raised {exc}" in out, f"exit {rc}: {out}"
+
+
 @pytest.fixture
 def no_fallback(monkeypatch):
     monkeypatch.setenv("TORCH_TPU_FALLBACK", "error")
@@ -61,6 +68,11 @@ def no_fallback(monkeypatch):
 @pytest.fixture(name="assert_parity")
 def _assert_parity():
     return assert_parity
+
+
+@pytest.fixture(name="raises_in_fresh_process")
+def _raises_in_fresh_process():
+    return raises_in_fresh_process
 
 
 @pytest.fixture(name="survives")

@@ -14,22 +14,9 @@ import torch.nn.functional as F
 T = "tpu"
 
 
-# -- crashes (each in a subprocess: the process dies) ----------------------
-
-def test_known_bug_lstm_cell_backward_crash(survives):
-    rc, out = survives("try:\n"
-                       "    torch.ops.aten._thnn_fused_lstm_cell_backward_impl(None, None, "
-                       "torch.randn(2, 1, device='tpu'), torch.randn(2, 4, device='tpu'), torch.tensor(1.0), True)\n"
-                       "except RuntimeError:\n    print('RuntimeError')")
-    assert rc == 0 and "RuntimeError" in out, f"exit {rc}: {out}"
-
+# -- crashes: none open (fixed ones are in test_regressions.py) ------------
 
 # -- wrong values ---------------------------------------------------------
-
-def test_known_bug_zeta_at_infinity(assert_parity):
-    assert_parity({"zeta(inf, 1)": lambda d: torch.special.zeta(torch.tensor([math.inf, 2.0], device=d),
-                                                                torch.tensor([1.0, 1.0], device=d))})
-
 
 def test_known_bug_half_precision_accumulation(assert_parity):
     cases = {}

@@ -15,20 +15,15 @@ def test_scatter_0d_index_crash(survives):
     assert rc == 0 and "tensor([1.])" in out, f"exit {rc}: {out}"
 
 
-def test_slice_scatter_bad_dim(survives):
-    rc, out = survives("try:\n"
-                       "    torch.slice_scatter(torch.zeros(1, device='tpu'), torch.zeros(3, device='tpu'), dim=-2)\n"
-                       "except IndexError:\n    print('IndexError')")
-    assert rc == 0 and "IndexError" in out, f"exit {rc}: {out}"
+def test_slice_scatter_bad_dim(raises_in_fresh_process):
+    raises_in_fresh_process("torch.slice_scatter(torch.zeros(1, device='tpu'), torch.zeros(3, device='tpu'), dim=-2)",
+                            "IndexError")
 
 
-def test_gru_cell_backward_crash(survives):
+def test_gru_cell_backward_crash(raises_in_fresh_process):
     # the workspace should be (2, 15); a wrong one must raise, not kill the process
-    rc, out = survives("try:\n"
-                       "    torch.ops.aten._thnn_fused_gru_cell_backward(torch.randn(2, 3, device='tpu'), "
-                       "torch.tensor(0.1, device='tpu'), True)\n"
-                       "except RuntimeError:\n    print('RuntimeError')")
-    assert rc == 0 and "RuntimeError" in out, f"exit {rc}: {out}"
+    raises_in_fresh_process("torch.ops.aten._thnn_fused_gru_cell_backward(torch.randn(2, 3, device='tpu'), "
+                            "torch.tensor(0.1, device='tpu'), True)")
 
 
 def test_int_pow_large_exponent(assert_parity):
@@ -92,17 +87,26 @@ def test_lerp_bool_weight(assert_parity):
                                                         torch.tensor(-1.0, device=d), False)})
 
 
-def test_slice_scatter_0d_src_crash(survives):
-    rc, out = survives("try:\n"
-                       "    torch.slice_scatter(torch.zeros(4, device='tpu'), torch.tensor(0.0, device='tpu'), "
-                       "step=2).cpu()\n"
-                       "except RuntimeError:\n    print('RuntimeError')")
-    assert rc == 0 and "RuntimeError" in out, f"exit {rc}: {out}"
+def test_slice_scatter_0d_src_crash(raises_in_fresh_process):
+    raises_in_fresh_process("torch.slice_scatter(torch.zeros(4, device='tpu'), torch.tensor(0.0, device='tpu'), "
+                            "step=2).cpu()")
 
 
-def test_cholesky_solve_helper_0d_crash(survives):
-    rc, out = survives("try:\n"
-                       "    torch.ops.aten._cholesky_solve_helper(torch.ones(2, 2, device='tpu'), "
-                       "torch.tensor(1.0, device='tpu'), True).cpu()\n"
-                       "except IndexError:\n    print('IndexError')")
-    assert rc == 0 and "IndexError" in out, f"exit {rc}: {out}"
+def test_cholesky_solve_helper_0d_crash(raises_in_fresh_process):
+    raises_in_fresh_process("torch.ops.aten._cholesky_solve_helper(torch.ones(2, 2, device='tpu'), "
+                            "torch.tensor(1.0, device='tpu'), True).cpu()", "IndexError")
+
+
+def test_lstm_cell_backward_crash(raises_in_fresh_process):
+    # a 0-d CPU workspace (should be (2, 4) here) and a cy of another shape than cx
+    raises_in_fresh_process("torch.ops.aten._thnn_fused_lstm_cell_backward_impl(None, None, "
+                            "torch.randn(2, 1, device='tpu'), torch.randn(2, 4, device='tpu'), torch.tensor(1.0), True)")
+
+
+def test_zeta_at_infinity(assert_parity):
+    q = [-2.5, -1.0, -0.5, 0.0, 0.25, 0.5, 1.0, 1.01, 1.5, 2.0, 10.0, math.inf, math.nan]
+    cases = {f"zeta({x}, q) {dt}": lambda d, x=x, dt=dt: torch.special.zeta(
+        torch.full((len(q),), x, dtype=dt, device=d), torch.tensor(q, dtype=dt, device=d))
+        for x in [math.inf, 1e300, 1e6, 60.0, 2.0, 1.0, 0.5] for dt in [torch.float64, torch.float32]
+        if dt == torch.float64 or x < 1e38}
+    assert_parity(cases)
