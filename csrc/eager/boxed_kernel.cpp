@@ -10,7 +10,7 @@
 #include "eager/dtype_map.h"
 #include "eager/executor.h"
 #include "eager/float8_ops.h"
-#include "eager/meta_overrides.h"
+#include "eager/meta_overrides/registry.h"
 #include "eager/op_variants.h"
 #include "ops/registry.h"
 

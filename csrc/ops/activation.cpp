@@ -143,11 +143,14 @@ Value gt(Builder& b, const Value& x, const Value& y) { return b.compare(x, y, "G
 
 // hardtanh(self, min_val, max_val): comparisons, not min/max, so NaN passes
 // through; the lower bound first, then the upper, so min_val > max_val gives
-// max_val everywhere, as the CPU's clamp does.
+// max_val everywhere, as the CPU's clamp does. A NaN bound makes every
+// element NaN, as there.
 TORCH_TPU_LOWERING("hardtanh", [](Builder& b, const OpCall& c, const Values& v) {
   Value x = in(b, c, v, 0), lo = in(b, c, v, 1), hi = in(b, c, v, 2);
   Value above_lo = b.select(lt(b, x, lo), lo, x);
-  return Values{done(b, c, b.select(gt(b, above_lo, hi), hi, above_lo))};
+  Value r = b.select(gt(b, above_lo, hi), hi, above_lo);
+  r = b.select(b.compare(lo, lo, "NE"), lo, r);
+  return Values{done(b, c, b.select(b.compare(hi, hi, "NE"), hi, r))};
 });
 
 TORCH_TPU_LOWERING("hardtanh_backward", [](Builder& b, const OpCall& c, const Values& v) {

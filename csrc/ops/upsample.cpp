@@ -56,14 +56,17 @@ void floor_and_fraction(T real, int64_t in, int64_t& idx, T& lambda) {
   lambda = std::min(std::max(real - idx, static_cast<T>(0)), static_cast<T>(1));
 }
 
-Taps nearest_taps(int64_t in, int64_t out, std::optional<double> scale, bool exact) {
+// The CPU's nearest backward, and its 2-d forward, take two shortcuts
+// whatever the scale (equal sizes copy, doubled sizes halve the index); its
+// 1-d and 3-d forwards use a given scale as is (without one, the shortcuts
+// give the same indices).
+Taps nearest_taps(int64_t in, int64_t out, std::optional<double> scale, bool exact, bool shortcuts) {
   Tap t;
   float s = scales_value<float>(scale, in, out);
   for (int64_t i = 0; i < out; ++i) {
     if (exact) t.index.push_back(std::min(static_cast<int64_t>(floorf((i + 0.5) * s)), in - 1));
-    // The CPU's shortcuts hold only without a scale: a given scale is used as is.
-    else if (!scale && out == in) t.index.push_back(i);
-    else if (!scale && out == 2 * in) t.index.push_back(i >> 1);
+    else if (shortcuts && out == in) t.index.push_back(i);
+    else if (shortcuts && out == 2 * in) t.index.push_back(i >> 1);
     else t.index.push_back(std::min(static_cast<int64_t>(floorf(i * s)), in - 1));
   }
   return {t};
@@ -168,8 +171,8 @@ std::vector<Taps> all_taps(const OpCall& c, Mode mode, const std::vector<int64_t
     int64_t in = in_dims[2 + d], out = out_size[d];
     auto scale = scale_arg(c, first_scale + d);
     switch (mode) {
-      case Mode::Nearest: r.push_back(nearest_taps(in, out, scale, false)); break;
-      case Mode::NearestExact: r.push_back(nearest_taps(in, out, scale, true)); break;
+      case Mode::Nearest: r.push_back(nearest_taps(in, out, scale, false, backward || n == 2)); break;
+      case Mode::NearestExact: r.push_back(nearest_taps(in, out, scale, true, false)); break;
       case Mode::Linear:
         r.push_back(f64 ? linear_taps<double>(in, out, align, scale) : linear_taps<float>(in, out, align, scale));
         round_weights(r.back(), true, mantissa);

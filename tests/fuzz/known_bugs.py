@@ -31,33 +31,6 @@ def test_known_bug_half_precision_accumulation(assert_parity):
     assert_parity(cases)
 
 
-def test_known_bug_prelu_backward_weight_grad_shape(assert_parity):
-    assert_parity({"0-d self": lambda d: torch.ops.aten._prelu_kernel_backward(
-        torch.tensor(1.0, device=d), torch.tensor(-2.0, device=d), torch.tensor([0.25], device=d))})
-
-
-def test_known_bug_backward_mixed_dtype_result(assert_parity):
-    h = lambda d: torch.tensor([0.5, -1.0], dtype=torch.float16, device=d)  # noqa: E731
-    f = lambda d: torch.tensor([1.0, 2.0], device=d)  # noqa: E731
-    assert_parity({
-        "threshold_backward uint8 grad, int32 self": lambda d: torch.ops.aten.threshold_backward(
-            torch.ones(3, dtype=torch.uint8, device=d), torch.tensor([-1, 0, 2], dtype=torch.int32, device=d), 0),
-        "mse_loss_backward f32 grad, f16 self": lambda d: torch.ops.aten.mse_loss_backward(
-            torch.tensor(1.0, device=d), h(d), h(d) * 2, 1),
-        "mish_backward f32 grad, f16 self": lambda d: torch.ops.aten.mish_backward(f(d), h(d)),
-    })
-
-
-def test_known_bug_upsample_nearest_scales(assert_parity):
-    assert_parity({"nearest2d backward, equal sizes, scale 1.5": lambda d: torch.ops.aten.upsample_nearest2d_backward(
-        torch.arange(6.0, device=d).view(1, 1, 6, 1), [6, 1], [1, 1, 6, 2], 1.5, None)})
-
-
-def test_known_bug_hardtanh_nan_bound(assert_parity):
-    assert_parity({"hardtanh(x, 0, nan)": lambda d: torch.ops.aten.hardtanh(
-        torch.tensor([-1.0, 0.5, 2.0], device=d), 0.0, math.nan)})
-
-
 def test_known_bug_roll_range_check(assert_parity):
     assert_parity({"roll of an empty complex tensor, 2 shifts over 3 dims": lambda d: torch.ops.aten.roll(
         torch.zeros(4, 3, 1, 2, 0, dtype=torch.complex64, device=d), [3, 3], [0, -1, -2])})

@@ -110,3 +110,54 @@ def test_zeta_at_infinity(assert_parity):
         for x in [math.inf, 1e300, 1e6, 60.0, 2.0, 1.0, 0.5] for dt in [torch.float64, torch.float32]
         if dt == torch.float64 or x < 1e38}
     assert_parity(cases)
+
+
+def test_prelu_backward_weight_grad_shape(assert_parity):
+    cases = {}
+    for shape, wshape in [((), (1,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), ()), ((0, 3), (3,))]:
+        g = torch.randn(shape, generator=torch.Generator().manual_seed(0))
+        x = torch.randn(shape, generator=torch.Generator().manual_seed(1))
+        w = torch.rand(wshape, generator=torch.Generator().manual_seed(2))
+        cases[f"self {shape}, weight {wshape}"] = lambda d, g=g, x=x, w=w: torch.ops.aten._prelu_kernel_backward(
+            g.to(d), x.to(d), w.to(d))
+    assert_parity(cases)
+
+
+def test_backward_mixed_dtype_result(assert_parity):
+    h = lambda d: torch.tensor([0.5, -1.0], dtype=torch.float16, device=d)  # noqa: E731
+    f = lambda d: torch.tensor([1.0, 2.0], device=d)  # noqa: E731
+    assert_parity({
+        "threshold_backward uint8 grad, int32 self": lambda d: torch.ops.aten.threshold_backward(
+            torch.ones(3, dtype=torch.uint8, device=d), torch.tensor([-1, 0, 2], dtype=torch.int32, device=d), 0),
+        "mse_loss_backward f32 grad, f16 self": lambda d: torch.ops.aten.mse_loss_backward(
+            torch.tensor(1.0, device=d), h(d), h(d) * 2, 1),
+        "mish_backward f32 grad, f16 self": lambda d: torch.ops.aten.mish_backward(f(d), h(d)),
+        "mish_backward f16 grad, f32 self": lambda d: torch.ops.aten.mish_backward(h(d), f(d)),
+        "threshold_backward f16 grad, f32 self": lambda d: torch.ops.aten.threshold_backward(h(d), f(d), 1.5),
+        "threshold_backward int32 grad, uint8 self": lambda d: torch.ops.aten.threshold_backward(
+            torch.tensor([3, 4], dtype=torch.int32, device=d), torch.tensor([0, 9], dtype=torch.uint8, device=d), 1),
+    })
+
+
+def test_hardtanh_nan_bound(assert_parity):
+    x = lambda d: torch.tensor([-1.0, 0.5, 2.0, math.nan], device=d)  # noqa: E731
+    assert_parity({f"hardtanh(x, {lo}, {hi})": lambda d, lo=lo, hi=hi: torch.ops.aten.hardtanh(x(d), lo, hi)
+                   for lo, hi in [(0.0, math.nan), (math.nan, 1.0), (math.nan, math.nan), (2.0, 1.0), (-1.0, 1.0)]})
+
+
+def test_upsample_nearest_scales(assert_parity):
+    cases = {"nearest2d backward, equal sizes, scale 1.5": lambda d: torch.ops.aten.upsample_nearest2d_backward(
+        torch.arange(6.0, device=d).view(1, 1, 6, 1), [6, 1], [1, 1, 6, 2], 1.5, None)}
+    # equal, doubled and other sizes, each with no scale, a matching one and a different one
+    for n in (1, 2, 3):
+        for op in (f"upsample_nearest{n}d", f"_upsample_nearest_exact{n}d"):
+            for k, (size_in, size_out, scale) in enumerate([(3, 3, 2.0), (3, 6, 1.0), (4, 7, 1.5), (5, 5, None),
+                                                            (3, 6, 2.0), (6, 4, 0.5)]):
+                ins, outs, scales = [size_in] * n, [size_out] * n, [scale] * n
+                x = torch.randn([2, 3] + ins, generator=torch.Generator().manual_seed(k))
+                g = torch.randn([2, 3] + outs, generator=torch.Generator().manual_seed(k + 50))
+                fw, bw = getattr(torch.ops.aten, op), getattr(torch.ops.aten, op + "_backward")
+                cases[f"{op} {ins}->{outs} scale {scale}"] = lambda d, fw=fw, x=x, a=(outs, *scales): fw(x.to(d), *a)
+                cases[f"{op}_backward {outs}->{ins} scale {scale}"] = \
+                    lambda d, bw=bw, g=g, a=(outs, [2, 3] + ins, *scales): bw(g.to(d), *a)
+    assert_parity(cases)

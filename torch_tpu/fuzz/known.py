@@ -86,19 +86,9 @@ KNOWN_BUGS = [
           r"avg_pool[23]d.*|.*batch_norm.*|native_group_norm.*|native_layer_norm.*)", ck.MISMATCH,
           r"float16|bfloat16", "float16/bfloat16 convolutions, pooling and norms differ from the CPU beyond the "
           "dtype's tolerance (README: bf16 accumulation)."),
-    Entry("prelu-backward-weight-grad-shape", r"_prelu_kernel_backward", ck.MISMATCH, "shape",
-          "_prelu_kernel_backward of a 0-d self returns the weight gradient 0-d, not the weight's shape [1]."),
     Entry("range-out-shape", r"(linspace|logspace|arange).*", ck.MISMATCH, "shape",
           "linspace/logspace/arange into an out= of the right numel but another shape resize it to 1-D; the CPU "
           "keeps its shape."),
-    Entry("backward-mixed-dtype-result", r"(threshold|smooth_l1_loss|mse_loss|mish)_backward", ck.MISMATCH, "dtype",
-          "Backward ops given mixed dtypes return another dtype than the CPU (threshold_backward keeps grad's; "
-          "the CPU promotes; smooth_l1/mse/mish backward promote where the CPU keeps self's)."),
-    Entry("upsample-nearest-scales", r"_?upsample_nearest.*", ck.MISMATCH, "",
-          "Nearest upsampling (2d/3d, forward and backward) with an explicit scale where the CPU takes its "
-          "size shortcuts (equal sizes) or uses the scale differs from the CPU."),
-    Entry("hardtanh-nan-bound", r"hardtanh", ck.MISMATCH, "",
-          "hardtanh with a NaN bound returns x; the CPU's clamp gives NaN."),
     Entry("dtype-rejection-type", ".*", ck.EXC_TYPE,
           r"^tpu RuntimeError .*not implemented for u?i\d+.* \| CPU NotImplementedError",
           "A lowering that does not take a dtype raises RuntimeError; the CPU raises NotImplementedError."),

@@ -1,0 +1,113 @@
+// The batch norm and group norm families: parameter checks and exception
+// types as the CPU's, and its empty statistics in evaluation.
+#include "eager/meta_overrides/registry.h"
+
+#include <ATen/ops/empty.h>
+#include <c10/util/Exception.h>
+#include <stdexcept>
+#include <string>
+
+namespace torch_tpu::eager {
+namespace {
+
+// The batch_norm family's parameters (weight, bias, running_mean,
+// running_var at stack[first + 1..4]), checked as the CPU checks them: a
+// float32 weight with a bfloat16/half input makes a "mixed" call whose
+// parameters must all be float32; otherwise each must have the input's dtype.
+// The CPU's kernel does not check sizes (it reads past a short weight); here
+// each must hold one value per channel, as torch.batch_norm requires.
+void check_batch_norm_params(const char* name, const torch::jit::Stack& stack, size_t first) {
+  const at::Tensor& input = stack[first].toTensor();
+  static const char* labels[] = {"weight", "bias", "running_mean", "running_var"};
+  const at::Tensor* params[4];
+  for (size_t i = 0; i < 4; ++i) params[i] = tensor_arg(stack, first + 1 + i);
+  auto in_dt = input.scalar_type();
+  const at::Tensor* lead = nullptr;
+  for (auto* p : params) if (p && !lead) lead = p;
+  if (lead && lead->scalar_type() != in_dt) {
+    bool mixed = (in_dt == c10::kBFloat16 || in_dt == c10::kHalf);
+    for (auto* p : params) mixed = mixed && (!p || p->scalar_type() == c10::kFloat);
+    TORCH_CHECK(mixed, "mixed dtype (CPU): expect parameter to have scalar type of Float");
+  } else {
+    for (auto* p : params)
+      TORCH_CHECK(!p || p->scalar_type() == in_dt, "expected scalar type ", in_dt, " but found ", p->scalar_type());
+  }
+  int64_t channels = input.size(1);
+  for (size_t i = 0; i < 4; ++i) {
+    const at::Tensor* p = params[i];
+    if (!p) continue;
+    TORCH_CHECK(i < 2 || p->dim() == 1, name, ": expected ", labels[i], " to be 1-d, got shape ", p->sizes());
+    TORCH_CHECK(p->numel() == channels, name, ": ", labels[i], " should contain ", channels, " elements not ",
+                p->numel(), " (input shape ", input.sizes(), ")");
+  }
+}
+
+// A 0-d input makes the CPU's kernel fail to size a vector: a C++
+// std::length_error, which Python sees as a ValueError through torch.ops and a
+// RuntimeError through torch.native_batch_norm; the same exception type here
+// gives the same Python type on every path. A 1-d one fails on dim 1 (IndexError).
+void check_batch_norm_input_rank(const char* name, const at::Tensor& input) {
+  if (input.dim() == 0)
+    throw std::length_error(std::string(name) + ": expected an input with at least 2 dims, got a 0-d tensor");
+  TORCH_CHECK_INDEX(input.dim() > 1, "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
+}
+
+// The batch_norm family, checked like the CPU (above); in evaluation the CPU returns empty save_mean/save_invstd ([0]) where the meta kernel has [C].
+MetaOverride batch_norm_meta(const char* name, const char* overload, int training_arg) {
+  return [=](const torch::jit::Stack& stack, size_t first) {
+    const at::Tensor& input = stack[first].toTensor();
+    check_batch_norm_input_rank(name, input);
+    check_batch_norm_params(name, stack, first);
+    std::vector<c10::IValue> r = default_meta(name, overload, stack, first);
+    bool training;
+    if (training_arg >= 0) {
+      training = stack[first + training_arg].toBool();
+    } else if (training_arg == -2) {  // _batch_norm_no_update: batch statistics without running stats
+      training = !tensor_arg(stack, first + 3) && !tensor_arg(stack, first + 4);
+    } else {
+      training = false;
+    }
+    if (!training) {
+      for (size_t i : {size_t{1}, size_t{2}}) {
+        const at::Tensor& t = r.at(i).toTensor();
+        r[i] = at::empty({0}, t.options());
+      }
+    }
+    return r;
+  };
+}
+
+// native_group_norm(input, weight?, bias?, N, C, HxW, group, eps): the CPU
+// checks the affine parameters (RuntimeError) before the meta kernel indexes them.
+std::vector<c10::IValue> group_norm_meta(const torch::jit::Stack& stack, size_t first) {
+  const at::Tensor& input = stack[first].toTensor();
+  int64_t C = stack[first + 4].toInt();
+  for (size_t i : {size_t{1}, size_t{2}}) {
+    const at::Tensor* p = tensor_arg(stack, first + i);
+    TORCH_CHECK(!p || (p->dim() == 1 && p->numel() == C), "Expected ", i == 1 ? "weight" : "bias",
+                " to be a vector of size equal to the number of channels in input, but got ",
+                i == 1 ? "weight" : "bias", " of shape ", p ? p->sizes() : at::IntArrayRef{}, " and input of shape ",
+                input.sizes());
+  }
+  return default_meta("aten::native_group_norm", "", stack, first);
+}
+
+const MetaOverrideRegistrar registrar{
+    {"aten::native_batch_norm", batch_norm_meta("aten::native_batch_norm", "", 5)},
+    {"aten::_native_batch_norm_legit", batch_norm_meta("aten::_native_batch_norm_legit", "", 5)},
+    {"aten::_native_batch_norm_legit_functional", batch_norm_meta("aten::_native_batch_norm_legit_functional", "", 5)},
+    {"aten::_native_batch_norm_legit_no_training",
+     batch_norm_meta("aten::_native_batch_norm_legit_no_training", "", -1)},
+    {"aten::_batch_norm_no_update", batch_norm_meta("aten::_batch_norm_no_update", "", -2)},
+    {"aten::_batch_norm_with_update",
+     [](const torch::jit::Stack& stack, size_t first) {
+       const at::Tensor& input = stack[first].toTensor();
+       check_batch_norm_input_rank("aten::_batch_norm_with_update", input);
+       check_batch_norm_params("aten::_batch_norm_with_update", stack, first);
+       return default_meta("aten::_batch_norm_with_update", "", stack, first);
+     }},
+    {"aten::native_group_norm", group_norm_meta},
+};
+
+}  // namespace
+}  // namespace torch_tpu::eager

@@ -1,0 +1,46 @@
+// Convolution, mv and the triangular/LU solves: the CPU's rank checks (and
+// exception types) where the meta kernels assert or index first.
+#include "eager/meta_overrides/registry.h"
+
+#include <ATen/ops/empty.h>
+#include <c10/util/Exception.h>
+
+namespace torch_tpu::eager {
+namespace {
+
+// convolution / _convolution: the CPU wants a weight of at least 3 dims (RuntimeError).
+MetaOverride convolution_meta(const char* name) {
+  return [=](const torch::jit::Stack& stack, size_t first) {
+    TORCH_CHECK(stack[first + 1].toTensor().dim() >= 3, "weight should have at least three dimensions");
+    return default_meta(name, "", stack, first);
+  };
+}
+
+// mv(self, vec): the CPU reads self.size(0) first, an IndexError for a 0-d self.
+std::vector<c10::IValue> mv_meta(const torch::jit::Stack& stack, size_t first) {
+  TORCH_CHECK_INDEX(stack[first].toTensor().dim() > 0, "Dimension specified as 0 but tensor has no dimensions");
+  return default_meta("aten::mv", "", stack, first);
+}
+
+// linalg_solve_triangular(A, B, ...) and linalg_lu_solve(LU, pivots, B, ...):
+// the CPU's RuntimeErrors for operands under 2 dims (the meta kernels assert).
+MetaOverride square_solve_meta(const char* name, const char* a_label, const char* b_label, size_t b_arg) {
+  return [=](const torch::jit::Stack& stack, size_t first) {
+    TORCH_CHECK(stack[first].toTensor().dim() >= 2, a_label, ": The input tensor A must have at least 2 dimensions.");
+    TORCH_CHECK(stack[first + b_arg].toTensor().dim() >= 2, b_label,
+                ": The input tensor B must have at least 2 dimensions.");
+    return default_meta(name, "", stack, first);
+  };
+}
+
+const MetaOverrideRegistrar registrar{
+    {"aten::convolution", convolution_meta("aten::convolution")},
+    {"aten::_convolution", convolution_meta("aten::_convolution")},
+    {"aten::mv", mv_meta},
+    {"aten::linalg_solve_triangular",
+     square_solve_meta("aten::linalg_solve_triangular", "linalg.solve_triangular", "linalg.solve_triangular", 1)},
+    {"aten::linalg_lu_solve", square_solve_meta("aten::linalg_lu_solve", "torch.linalg.lu_solve", "linalg.lu_solve", 2)},
+};
+
+}  // namespace
+}  // namespace torch_tpu::eager

@@ -1,0 +1,71 @@
+#include "eager/meta_overrides/registry.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+#include <ATen/ops/result_type.h>
+
+#include <string>
+#include <unordered_map>
+
+namespace torch_tpu::eager {
+namespace {
+
+std::unordered_map<std::string, MetaOverride>& overrides() {
+  static std::unordered_map<std::string, MetaOverride> m;
+  return m;
+}
+
+at::Tensor to_meta(const at::Tensor& t) {
+  if (!t.defined() || t.device().type() == c10::kMeta) return t;
+  if (t.device().type() == c10::DeviceType::PrivateUse1)
+    return at::empty_strided(t.sizes(), t.strides(), t.options().device(c10::kMeta));
+  if (t.dim() == 0 && t.device().is_cpu() && !t.unsafeGetTensorImpl()->is_wrapped_number())
+    return at::empty_strided({}, {}, t.options().device(c10::kMeta));
+  return t;
+}
+
+}  // namespace
+
+MetaOverrideRegistrar::MetaOverrideRegistrar(std::initializer_list<std::pair<const char*, MetaOverride>> list) {
+  for (const auto& [name, fn] : list) overrides()[name] = fn;
+}
+
+const MetaOverride* find_meta_override(const c10::OperatorName& op) {
+  auto& m = overrides();
+  auto it = m.find(op.overload_name.empty() ? op.name : op.name + "." + op.overload_name);
+  return it == m.end() ? nullptr : &it->second;
+}
+
+std::vector<c10::IValue> default_meta(const char* name, const char* overload, const torch::jit::Stack& stack,
+                                      size_t first) {
+  auto handle = c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
+  size_t nargs = handle.schema().arguments().size();
+  torch::jit::Stack meta;
+  for (size_t i = 0; i < nargs; ++i) {
+    const c10::IValue& v = stack[first + i];
+    meta.push_back(v.isTensor() ? c10::IValue(to_meta(v.toTensor())) : v);
+  }
+  handle.callBoxed(meta);
+  return meta;
+}
+
+const at::Tensor* tensor_arg(const torch::jit::Stack& stack, size_t i) {
+  const c10::IValue& v = stack[i];
+  return v.isTensor() && v.toTensor().defined() ? &v.toTensor() : nullptr;
+}
+
+c10::ScalarType binary_result_type(const torch::jit::Stack& stack, size_t first) {
+  const c10::IValue& a = stack[first];
+  const c10::IValue& b = stack[first + 1];
+  if (a.isTensor() && b.isTensor()) return at::result_type(a.toTensor(), b.toTensor());
+  if (a.isTensor()) return at::result_type(a.toTensor(), b.toScalar());
+  return at::result_type(a.toScalar(), b.toTensor());
+}
+
+void retype_result(std::vector<c10::IValue>& r, size_t i, c10::ScalarType dt) {
+  const at::Tensor& t = r.at(i).toTensor();
+  if (t.scalar_type() != dt) r[i] = at::empty(t.sizes(), t.options().dtype(dt));
+}
+
+}  // namespace torch_tpu::eager

@@ -1,0 +1,43 @@
+// Output geometry for ops whose PyTorch meta kernels disagree with the CPU:
+// they carry another backend's restrictions, raise another exception type
+// than the CPU, or size or type a result otherwise. Each family's file checks
+// what the CPU checks first, then (mostly) runs PyTorch's own meta kernel and
+// adjusts its results; it registers its ops with a MetaOverrideRegistrar.
+#pragma once
+#include <ATen/core/Tensor.h>
+#include <ATen/core/operator_name.h>
+#include <ATen/core/stack.h>
+#include <c10/core/ScalarType.h>
+
+#include <functional>
+#include <initializer_list>
+#include <utility>
+#include <vector>
+
+namespace torch_tpu::eager {
+
+// Results as meta tensors, from the call's arguments stack[first...].
+using MetaOverride = std::function<std::vector<c10::IValue>(const torch::jit::Stack& stack, size_t first)>;
+
+const MetaOverride* find_meta_override(const c10::OperatorName& op);
+
+// Registers overrides by qualified name ("aten::mv", "aten::add.Tensor"); one
+// static instance per file, before any op runs.
+struct MetaOverrideRegistrar {
+  MetaOverrideRegistrar(std::initializer_list<std::pair<const char*, MetaOverride>> overrides);
+};
+
+// PyTorch's meta kernel of `name`.`overload` on the call's arguments.
+std::vector<c10::IValue> default_meta(const char* name, const char* overload, const torch::jit::Stack& stack,
+                                      size_t first);
+
+// stack[i] if it is a defined tensor, else nullptr (an optional argument left out).
+const at::Tensor* tensor_arg(const torch::jit::Stack& stack, size_t i);
+
+// The dtype a binary op of stack[first] and stack[first + 1] (tensors or scalars) computes in.
+c10::ScalarType binary_result_type(const torch::jit::Stack& stack, size_t first);
+
+// Result `i` of `r`, retyped to `dt` (same sizes) where the meta kernel typed it otherwise.
+void retype_result(std::vector<c10::IValue>& r, size_t i, c10::ScalarType dt);
+
+}  // namespace torch_tpu::eager

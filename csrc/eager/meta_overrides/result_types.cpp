@@ -1,0 +1,68 @@
+// Results the meta kernels type or size otherwise than the CPU kernels do.
+#include "eager/meta_overrides/registry.h"
+
+#include <ATen/ExpandUtils.h>
+#include <ATen/ops/empty.h>
+#include <c10/util/Exception.h>
+
+namespace torch_tpu::eager {
+namespace {
+
+c10::ScalarType dtype_of(const torch::jit::Stack& stack, size_t i) { return stack[i].toTensor().scalar_type(); }
+
+// addr(self, vec1, vec2, beta, alpha): the CPU expands self to the result
+// before promoting, so a 0-d self promotes like a dimensioned tensor.
+std::vector<c10::IValue> addr_meta(const torch::jit::Stack& stack, size_t first) {
+  std::vector<c10::IValue> r = default_meta("aten::addr", "", stack, first);
+  retype_result(r, 0, c10::promoteTypes(dtype_of(stack, first),
+                                        c10::promoteTypes(dtype_of(stack, first + 1), dtype_of(stack, first + 2))));
+  return r;
+}
+
+// An op whose CPU result has the dtype of its argument `arg` (huber_loss's
+// self; mish_backward's self, where the meta kernel promotes with grad).
+MetaOverride typed_as_arg(const char* name, size_t arg) {
+  return [=](const torch::jit::Stack& stack, size_t first) {
+    std::vector<c10::IValue> r = default_meta(name, "", stack, first);
+    retype_result(r, 0, dtype_of(stack, first + arg));
+    return r;
+  };
+}
+
+// An op whose CPU result has the promoted dtype of its first two operands:
+// pow(bool tensor, bool) stays bool (the meta kernel says int64);
+// threshold_backward(grad, self) promotes (the meta kernel keeps grad's).
+MetaOverride typed_as_binary(const char* name, const char* overload) {
+  return [=](const torch::jit::Stack& stack, size_t first) {
+    std::vector<c10::IValue> r = default_meta(name, overload, stack, first);
+    retype_result(r, 0, binary_result_type(stack, first));
+    return r;
+  };
+}
+
+// _prelu_kernel_backward(grad, self, weight): on the CPU both gradients have
+// the broadcast shape of the three (autograd sums the weight's down); the
+// meta kernel gives the weight's gradient self's shape.
+std::vector<c10::IValue> prelu_kernel_backward_meta(const torch::jit::Stack& stack, size_t first) {
+  std::vector<c10::IValue> r = default_meta("aten::_prelu_kernel_backward", "", stack, first);
+  auto shape = at::infer_size_dimvector(stack[first].toTensor().sizes(),
+                                        at::infer_size_dimvector(stack[first + 1].toTensor().sizes(),
+                                                                 stack[first + 2].toTensor().sizes()));
+  for (size_t i : {size_t{0}, size_t{1}}) {
+    const at::Tensor& t = r.at(i).toTensor();
+    if (t.sizes() != at::IntArrayRef(shape)) r[i] = at::empty(shape, t.options());
+  }
+  return r;
+}
+
+const MetaOverrideRegistrar registrar{
+    {"aten::addr", addr_meta},
+    {"aten::huber_loss", typed_as_arg("aten::huber_loss", 0)},
+    {"aten::mish_backward", typed_as_arg("aten::mish_backward", 1)},
+    {"aten::pow.Tensor_Scalar", typed_as_binary("aten::pow", "Tensor_Scalar")},
+    {"aten::threshold_backward", typed_as_binary("aten::threshold_backward", "")},
+    {"aten::_prelu_kernel_backward", prelu_kernel_backward_meta},
+};
+
+}  // namespace
+}  // namespace torch_tpu::eager
