@@ -8,16 +8,17 @@ namespace {
 
 // arange.start_out(start, end, step, *, out): out[i] = start + i * step.
 // start and step are runtime operands; the length comes from the meta kernel,
-// so a new start with the same length reuses the program.
+// so a new start with the same length reuses the program. The values are
+// counted over the flat out= (which may be [n, 1]: the CPU keeps its shape).
 TORCH_TPU_LOWERING("arange.start_out", [](Builder& b, const OpCall& c, const Values& v) {
   const auto& out = c.outputs[0];
   // Accumulate like the CPU kernel (double / int64), then round once.
   DType acc = hlo::is_float(out.dtype) ? DType::F64 : DType::I64;
-  hlo::TensorType t(acc, out.dims);
+  hlo::TensorType t(acc, {out.numel()});
   Value i = b.iota(t, 0);
   Value start = to_type(b, operand(c, v, 0), t);
   Value step = to_type(b, operand(c, v, 2), t);
-  return Values{b.convert(b.add(start, b.multiply(i, step)), out.dtype)};
+  return Values{b.reshape(b.convert(b.add(start, b.multiply(i, step)), out.dtype), out.dims)};
 });
 
 // linspace.out(Scalar start, Scalar end, int steps, *, out): like the CPU
@@ -29,7 +30,7 @@ TORCH_TPU_LOWERING("linspace.out", [](Builder& b, const OpCall& c, const Values&
   Value start = b.convert(operand(c, v, 0), out.dtype);
   if (out.numel() == 0 || steps == 1) return Values{b.broadcast_to(start, out.dims)};
   DType t = hlo::is_float(out.dtype) ? compute_type(out.dtype) : DType::F64;
-  hlo::TensorType tt(t, out.dims);
+  hlo::TensorType tt(t, {out.numel()});
   Value s = to_type(b, start, tt);
   Value e = to_type(b, b.convert(operand(c, v, 1), out.dtype), tt);
   Value step = b.divide(b.subtract(e, s), b.splat_int(tt, steps - 1));
@@ -37,7 +38,7 @@ TORCH_TPU_LOWERING("linspace.out", [](Builder& b, const OpCall& c, const Values&
   Value up = b.add(s, b.multiply(step, i));
   Value down = b.subtract(e, b.multiply(step, b.subtract(b.splat_int(tt, steps - 1), i)));
   Value first_half = b.compare(i, b.splat_int(tt, steps / 2), "LT");
-  return Values{b.convert(b.select(first_half, up, down), out.dtype)};
+  return Values{b.reshape(b.convert(b.select(first_half, up, down), out.dtype), out.dims)};
 });
 
 // eye.out(int n, *, out) and eye.m_out(int n, int m, *, out): ones where row == column.

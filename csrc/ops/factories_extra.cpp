@@ -21,10 +21,10 @@ TORCH_TPU_LOWERING("logspace.out", [](Builder& b, const OpCall& c, const Values&
   double base = c.arg(3).d;
   bool integral = !hlo::is_float(out.dtype);
   if (out.numel() == 0) return Values{b.splat_int(out, 0)};
-  hlo::TensorType tt(DType::F64, out.dims);
+  hlo::TensorType tt(DType::F64, {out.numel()});  // flat: an out= of [n, 1] keeps its shape
   if (steps == 1) {  // the CPU fills base ** start, start taken as a double
     Value e = to_type(b, operand(c, v, 0), tt);
-    return Values{b.convert(b.binary("power", b.splat_float(tt, base), e), out.dtype)};
+    return Values{b.reshape(b.convert(b.binary("power", b.splat_float(tt, base), e), out.dtype), out.dims)};
   }
   Value s = to_type(b, b.convert(operand(c, v, 0), out.dtype), tt);
   Value e = to_type(b, b.convert(operand(c, v, 1), out.dtype), tt);
@@ -34,7 +34,7 @@ TORCH_TPU_LOWERING("logspace.out", [](Builder& b, const OpCall& c, const Values&
   Value down = b.subtract(e, b.multiply(step, b.subtract(b.splat_int(tt, steps - 1), i)));
   Value exponent = b.select(b.compare(i, b.splat_int(tt, steps / 2), "LT"), up, down);
   double base_used = integral ? static_cast<double>(static_cast<float>(base)) : base;
-  return Values{b.convert(b.binary("power", b.splat_float(tt, base_used), exponent), out.dtype)};
+  return Values{b.reshape(b.convert(b.binary("power", b.splat_float(tt, base_used), exponent), out.dtype), out.dims)};
 });
 
 }  // namespace

@@ -171,5 +171,3 @@ def test_known_bug_check_order(assert_parity):
                    .index_put_([torch.tensor([1, 0], device=d)], torch.ones(1, 0, device=d))})
 
 
-def test_known_bug_range_out_shape(assert_parity):
-    assert_parity({"linspace(out= [3, 1])": lambda d: torch.linspace(0, 1, 3, out=torch.zeros(3, 1, device=d))})

@@ -161,3 +161,17 @@ def test_upsample_nearest_scales(assert_parity):
                 cases[f"{op}_backward {outs}->{ins} scale {scale}"] = \
                     lambda d, bw=bw, g=g, a=(outs, [2, 3] + ins, *scales): bw(g.to(d), *a)
     assert_parity(cases)
+
+
+def test_range_out_shape(assert_parity):
+    fills = {"linspace": lambda o: torch.linspace(0, 1, 3, out=o), "logspace": lambda o: torch.logspace(0, 1, 3, out=o),
+             "arange": lambda o: torch.arange(0, 3, out=o), "arange step 1.5": lambda o: torch.arange(0, 3, 1.5, out=o),
+             "linspace 1 step": lambda o: torch.linspace(2, 5, 1, out=o)}
+    cases = {}
+    for name, fill in fills.items():
+        for shape in [(3, 1), (1, 3), (3, 1, 1), (2, 2), (0,), (3,), ()]:
+            for dt in (torch.float32, torch.int64):
+                cases[f"{name} into {shape} {dt}"] = lambda d, fill=fill, shape=shape, dt=dt: fill(
+                    torch.zeros(shape, dtype=dt, device=d))
+        cases[f"{name} into a transposed [1, 3]"] = lambda d, fill=fill: fill(torch.zeros(3, 1, device=d).t())
+    assert_parity(cases)

@@ -86,9 +86,6 @@ KNOWN_BUGS = [
           r"avg_pool[23]d.*|.*batch_norm.*|native_group_norm.*|native_layer_norm.*)", ck.MISMATCH,
           r"float16|bfloat16", "float16/bfloat16 convolutions, pooling and norms differ from the CPU beyond the "
           "dtype's tolerance (README: bf16 accumulation)."),
-    Entry("range-out-shape", r"(linspace|logspace|arange).*", ck.MISMATCH, "shape",
-          "linspace/logspace/arange into an out= of the right numel but another shape resize it to 1-D; the CPU "
-          "keeps its shape."),
     Entry("dtype-rejection-type", ".*", ck.EXC_TYPE,
           r"^tpu RuntimeError .*not implemented for u?i\d+.* \| CPU NotImplementedError",
           "A lowering that does not take a dtype raises RuntimeError; the CPU raises NotImplementedError."),
