@@ -18,19 +18,6 @@ T = "tpu"
 
 # -- wrong values ---------------------------------------------------------
 
-def test_known_bug_half_precision_accumulation(assert_parity):
-    cases = {}
-    for seed in range(6):
-        x = torch.randn(2, 4, 3, generator=torch.Generator().manual_seed(seed)) * 2
-        cases[f"batch norm f16 #{seed}"] = lambda d, x=x: torch.ops.aten._native_batch_norm_legit.no_stats(
-            x.half().to(d), None, None, True, 0.1, 1e-5)[0]
-        w = torch.randn(2, 1, 1, 2, generator=torch.Generator().manual_seed(seed))
-        y = torch.randn(2, 2, 5, 5, generator=torch.Generator().manual_seed(seed + 100)) * 2
-        cases[f"transposed conv f16 #{seed}"] = lambda d, y=y, w=w: torch.ops.aten.convolution(
-            y.half().to(d), w.half().to(d), None, [1, 1], [1, 0], [1, 2], True, [0, 0], 2)
-    assert_parity(cases)
-
-
 def test_known_bug_roll_range_check(assert_parity):
     assert_parity({"roll of an empty complex tensor, 2 shifts over 3 dims": lambda d: torch.ops.aten.roll(
         torch.zeros(4, 3, 1, 2, 0, dtype=torch.complex64, device=d), [3, 3], [0, -1, -2])})

@@ -4,6 +4,7 @@ crashes run in a subprocess)."""
 import math
 
 import torch
+import torch.nn.functional as F
 
 T = "tpu"
 
@@ -175,3 +176,38 @@ def test_range_out_shape(assert_parity):
                     torch.zeros(shape, dtype=dt, device=d))
         cases[f"{name} into a transposed [1, 3]"] = lambda d, fill=fill: fill(torch.zeros(3, 1, device=d).t())
     assert_parity(cases)
+
+
+def test_half_precision_as_accurate_as_the_cpu():
+    """float16/bfloat16 convolutions, pooling and norms: tpu accumulates in
+    float32 (as CUDA), the CPU rounds some intermediates to the half type, so
+    the last bit differs; the fuzz oracle then requires each element of tpu's
+    result to be no further from the float64 result (of the same half-type
+    inputs) than the CPU's, plus one unit in the last place. It holds here."""
+    gen = lambda seed, *shape: torch.randn(*shape, generator=torch.Generator().manual_seed(seed)) * 2  # noqa: E731
+    for seed in range(3):
+        x, w, y = gen(seed, 2, 4, 3), gen(seed + 10, 2, 1, 1, 2), gen(seed + 20, 2, 2, 5, 5)
+        z, wc = gen(seed + 30, 2, 3, 6, 6), gen(seed + 40, 4, 3, 3, 3)
+        ops = {
+            "batch norm": lambda t: torch.ops.aten._native_batch_norm_legit.no_stats(
+                t(x), None, None, True, 0.1, 1e-5)[0],
+            "transposed conv": lambda t: torch.ops.aten.convolution(t(y), t(w), None, [1, 1], [1, 0], [1, 2], True,
+                                                                    [0, 0], 2),
+            "conv2d": lambda t: F.conv2d(t(z), t(wc), padding=1),
+            "avg_pool2d": lambda t: F.avg_pool2d(t(z), 3, 2, 1),
+            "adaptive_avg_pool2d": lambda t: F.adaptive_avg_pool2d(t(z), 4),
+            "group_norm": lambda t: F.group_norm(t(z), 3),
+            "layer_norm": lambda t: F.layer_norm(t(z), [6, 6]),
+        }
+        for name, op in ops.items():
+            for dt in (torch.float16, torch.bfloat16):
+                cpu = op(lambda a: a.to(dt)).double()
+                tpu = op(lambda a: a.to(dt).to(T)).cpu()
+                assert tpu.dtype == dt
+                ref = op(lambda a: a.to(dt).double())
+                fi = torch.finfo(dt)
+                ulp = fi.eps * torch.exp2(torch.floor(torch.log2(ref.abs().clamp_min(fi.tiny))))
+                excess = (tpu.double() - ref).abs() - (cpu - ref).abs()
+                assert bool((excess <= ulp).all()), f"{name} {dt} seed {seed}: {(excess / ulp).max():.1f} ulp " \
+                                                    "less accurate than the CPU"
+

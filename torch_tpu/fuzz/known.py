@@ -82,10 +82,6 @@ ACCEPTED = [
 # Backend bugs still open, each with tests/fuzz/known_bugs.py::test_known_bug_<name with _ for ->.
 # Fixed ones leave this list; their tests move to tests/fuzz/test_regressions.py.
 KNOWN_BUGS = [
-    Entry("half-precision-accumulation", r"(_?convolution|convolution_backward|_adaptive_avg_pool[23]d|"
-          r"avg_pool[23]d.*|.*batch_norm.*|native_group_norm.*|native_layer_norm.*)", ck.MISMATCH,
-          r"float16|bfloat16", "float16/bfloat16 convolutions, pooling and norms differ from the CPU beyond the "
-          "dtype's tolerance (README: bf16 accumulation)."),
     Entry("dtype-rejection-type", ".*", ck.EXC_TYPE,
           r"^tpu RuntimeError .*not implemented for u?i\d+.* \| CPU NotImplementedError",
           "A lowering that does not take a dtype raises RuntimeError; the CPU raises NotImplementedError."),
