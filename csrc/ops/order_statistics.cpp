@@ -36,7 +36,10 @@ Value reduce_last(Builder& b, const Value& x, const std::string& op) {
 // mode(self, dim=-1, keepdim=False): the most frequent value (the smallest of
 // equally frequent ones) and the last index holding it, which is what the
 // CPU's sort-then-scan reports. Frequencies by comparing every pair of the
-// slice: O(n^2) per slice. Bool compares as i8.
+// slice: O(n^2) per slice. Bool compares as i8. A NaN counts once (it equals
+// nothing, as in the CPU's scan) and sorts last, so it is the mode only of an
+// all-NaN slice, at its first index. (A slice mixing NaN and numbers has no
+// defined CPU result: its std::sort gets a comparator NaN breaks.)
 Values mode_rule(Builder& b, const OpCall& c, const Values& v) {
   const TensorType &vt = c.outputs[0], &it = c.outputs[1];
   Value in = operand(c, v, 0);
@@ -49,20 +52,31 @@ Values mode_rule(Builder& b, const OpCall& c, const Values& v) {
   for (int64_t d = 0; d < r; ++d) keep.push_back(d);
   std::vector<int64_t> other = keep;
   other.back() = r;  // x_j along the new last dim
-  Value eq = b.compare(b.broadcast_in_dim(x, pair, keep), b.broadcast_in_dim(x, pair, other), "EQ");
   TensorType pi(DType::I64, pair);
+  Value self_pair = b.compare(b.iota(pi, r - 1), b.iota(pi, r), "EQ");
+  Value eq = b.binary("or", b.compare(b.broadcast_in_dim(x, pair, keep), b.broadcast_in_dim(x, pair, other), "EQ"),
+                      self_pair);
   hlo::RegionBody add = [](Builder& rb, const Values& a) { return Values{rb.add(a[0], a[1])}; };
   Value freq = b.reduce({b.select(eq, b.splat_int(pi, 1), b.splat_int(pi, 0))}, {b.constant_int(DType::I64, 0)},
                         {r}, add)[0];
-  std::vector<int64_t> batch(x.type.dims.begin(), x.type.dims.end() - 1), bmap;
+  std::vector<int64_t> bmap;
   for (int64_t d = 0; d + 1 < r; ++d) bmap.push_back(d);
   Value maxf = b.broadcast_in_dim(reduce_last(b, freq, "maximum"), x.type.dims, bmap);
-  Value cand = b.select(b.compare(freq, maxf, "EQ"), x, b.broadcast_to(b.highest(x.type.dtype), x.type.dims));
+  Value number = b.compare(x, x, "EQ");
+  Value cand = b.select(b.binary("and", b.compare(freq, maxf, "EQ"), number), x,
+                        b.broadcast_to(b.highest(x.type.dtype), x.type.dims));
   Value mode = reduce_last(b, cand, "minimum");
   TensorType idx_t(DType::I64, x.type.dims);
-  Value at = b.select(b.compare(x, b.broadcast_in_dim(mode, x.type.dims, bmap), "EQ"), b.iota(idx_t, r - 1),
-                      b.splat_int(idx_t, -1));
+  Value iota = b.iota(idx_t, r - 1);
+  Value at = b.select(b.compare(x, b.broadcast_in_dim(mode, x.type.dims, bmap), "EQ"), iota, b.splat_int(idx_t, -1));
   Value idx = reduce_last(b, at, "maximum");
+  if (hlo::is_float(x.type.dtype)) {
+    // all NaN: NaN at the first index
+    Value numbers = reduce_last(b, b.convert(number, DType::I8), "maximum");
+    Value nan_slice = b.compare(numbers, b.splat_int(numbers.type, 0), "EQ");
+    mode = b.select(nan_slice, b.splat_float(mode.type, NAN), mode);
+    idx = b.select(nan_slice, b.splat_int(idx.type, 0), idx);
+  }
   return {b.convert(b.reshape(mode, vt.dims), vt.dtype), b.convert(b.reshape(idx, it.dims), it.dtype)};
 }
 

@@ -366,6 +366,14 @@ def excuse(call, outcome, cpu, tpu):
         x = _cpu(_arg(call, "x")) if isinstance(_arg(call, "x"), TensorSpec) else torch.full(e.shape, _arg(call, "x"))
         if x.shape == e.shape and not bool(((e != g) & ~(e.isnan() & g.isnan()) & ~x.isnan()).any()):
             return "orthogonal polynomial at x = NaN: the CPU kernel gives inf, tpu NaN"
+    if base.startswith("reflection_pad") and base.endswith("_backward") and inputs and inputs[0].numel() == 0:
+        return ("reflection padding backward of an empty grad_output: the CPU returns grad_input unwritten "
+                "(uninitialized, or out='s old values); the gradient is zeros, which tpu gives")
+    if base == "mode" and inputs and inputs[0].is_floating_point() and inputs[0].dim() > 0:
+        nan = inputs[0].isnan()
+        dim = _arg(call, "dim", -1)
+        if bool((nan.any(dim) & ~nan.all(dim)).any()):
+            return "mode of a slice mixing NaN and numbers: the CPU's std::sort gets a comparator NaN breaks"
     again = ck.run_side(call, "cpu")
     if not isinstance(again, ck.Raised) and not same(cpu, again):
         return "the CPU's result differs between two runs (it reads uninitialized memory)"
