@@ -78,7 +78,9 @@ TORCH_TPU_LOWERING("tanh_backward", [](Builder& b, const OpCall& c, const Values
 });
 
 // logit_backward(grad, x, eps): grad / (x * (1 - x)) inside the domain; with
-// eps, 0 outside [eps, 1 - eps]; without, NaN outside [0, 1].
+// eps, 0 outside [eps, 1 - eps]; without, NaN outside [0, 1]. At x = 0 or 1,
+// grad * inf, the CPU's per-element branch: grad / (-0.0 * 1) would flip the
+// sign at x = -0.0 (the CPU's SIMD blocks do flip it; its scalar path does not).
 TORCH_TPU_LOWERING("logit_backward", [](Builder& b, const OpCall& c, const Values& v) {
   Lifted l = lift_all(b, c, v, {0, 1});
   const Value &g = l.x[0], &x = l.x[1];
@@ -86,6 +88,10 @@ TORCH_TPU_LOWERING("logit_backward", [](Builder& b, const OpCall& c, const Value
   double lo = has_eps ? c.arg(2).d : 0, hi = 1 - lo;
   Value one = full_like(b, x, 1);
   Value r = b.divide(g, b.multiply(x, b.subtract(one, x)));
+  if (is_float(l.ct)) {  // integer dtypes (no CPU kernel) have no inf
+    Value edge = logical_or(b, b.compare(x, zeros_like(b, x), "EQ"), b.compare(x, one, "EQ"));
+    r = b.select(edge, b.multiply(g, full_like(b, g, INFINITY)), r);
+  }
   Value outside = logical_or(b, b.compare(x, full_like(b, x, lo), "LT"), b.compare(x, full_like(b, x, hi), "GT"));
   Value fill = has_eps ? zeros_like(b, x) : full_like(b, x, std::nan(""));
   return Values{b.convert(b.select(outside, fill, r), l.out)};

@@ -1,6 +1,7 @@
 // Ops that move elements around without arithmetic: cat, flip, roll, repeat,
 // tril/triu, constant padding. Result shapes come from the meta kernel.
 #include <stdexcept>
+#include <string>
 
 #include "ops/lowering_helpers.h"
 #include "ops/registry.h"
@@ -61,8 +62,12 @@ TORCH_TPU_LOWERING("roll", [](Builder& b, const OpCall& c, const Values& v) {
   const Value& x = operand(c, v, 0);
   const auto& shifts = c.arg(1).ints;
   const auto& dims = c.arg(2).ints;
+  // The CPU's checks; PyTorch's meta kernel skips them for an empty tensor.
+  if (shifts.empty()) throw std::invalid_argument("`shifts` required");
+  if (!(dims.empty() && shifts.size() == 1) && shifts.size() != dims.size())
+    throw std::invalid_argument("shifts and dimensions must align. shifts: " + std::to_string(shifts.size()) +
+                                ", dims:" + std::to_string(dims.size()));
   if (dims.empty()) {
-    if (shifts.size() != 1) throw std::invalid_argument("roll: expected one shift without dims");
     Value flat = b.reshape(x, {x.type.numel()});
     return Values{b.reshape(roll_dim(b, flat, shifts[0], 0), x.type.dims)};
   }

@@ -211,3 +211,94 @@ def test_half_precision_as_accurate_as_the_cpu():
                 assert bool((excess <= ulp).all()), f"{name} {dt} seed {seed}: {(excess / ulp).max():.1f} ulp " \
                                                     "less accurate than the CPU"
 
+
+def test_mode_of_nan(assert_parity):
+    """An all-NaN slice's mode is NaN at index 0 (tpu gave index -1); NaN is
+    never the mode of a slice with numbers (which the CPU leaves undefined)."""
+    nan = math.nan
+    cases = {f"mode {v}": lambda d, v=v: torch.mode(torch.tensor(v, device=d))
+             for v in [[nan], [nan, nan], [1.0, nan, nan], [nan, 1.0, 1.0], [3.0, 1.0, 3.0, 1.0], [2.0, 2.0, 1.0]]}
+    cases["mode over a size-1 dim, bfloat16"] = lambda d: torch.mode(
+        torch.tensor([[-3e38, math.inf, 1e-3, 0.5, nan]], dtype=torch.bfloat16, device=d), -2)
+    for dt in (torch.float32, torch.int64, torch.bool, torch.bfloat16):
+        x = torch.randint(0, 4, (5, 7, 6), generator=torch.Generator().manual_seed(0)).to(dt)
+        for dim in range(3):
+            cases[f"mode {dt} dim {dim}"] = lambda d, x=x, dim=dim: torch.mode(x.to(d), dim)
+    assert_parity(cases)
+
+
+def test_shrink_and_hardswish_backward_nan_self(assert_parity):
+    """A NaN self gives grad (not in the zeroed band, not below -3). The CPU's
+    vectorized loop gives 0 (shrink) or NaN (hardswish) instead, but only in
+    blocks of 2 SIMD vectors of a contiguous run; its per-element lambda, which
+    small tensors like these take, gives grad, as tpu does (the fuzzer's
+    float32[36] and float16[72] draws hit the vectorized blocks)."""
+    nan, cases = math.nan, {}
+    for dt in (torch.float32, torch.float16, torch.bfloat16):
+        x = lambda d, dt=dt: torch.tensor([nan, 0.5, -2.0, nan, 4.0], dtype=dt, device=d)  # noqa: E731
+        g = lambda d, dt=dt: torch.tensor([3.0, 2.0, -1.0, -2.0, 1.0], dtype=dt, device=d)  # noqa: E731
+        cases[f"hardshrink_backward {dt}"] = lambda d, x=x, g=g: torch.ops.aten.hardshrink_backward(g(d), x(d), 0)
+        cases[f"softshrink_backward {dt}"] = lambda d, x=x, g=g: torch.ops.aten.softshrink_backward(g(d), x(d), True)
+        cases[f"hardswish_backward.out {dt}"] = lambda d, x=x, g=g, dt=dt: torch.ops.aten.hardswish_backward.out(
+            g(d), x(d), out=torch.empty(0, dtype=dt, device=d))
+    cases["hardshrink_backward int32 grad, expanded self"] = lambda d: torch.ops.aten.hardshrink_backward(
+        torch.tensor([[2, 7, -3], [1, 5, 4]], dtype=torch.int32, device=d),
+        torch.tensor([nan, 0.0, -1.0], device=d).expand(2, 3), 0)
+    assert_parity(cases)
+
+
+def test_bce_backward_grad_input_aliasing_weight():
+    """grad_input=weight: tpu gives what an unaliased out gets. The CPU writes
+    the unweighted gradient into grad_input first and then multiplies it by
+    weight, which is by then that gradient, so it returns its square."""
+    def call(d, alias):
+        g = torch.tensor(1.6845703125, dtype=torch.float16, device=d)
+        x = torch.tensor([[0.977, 0.944, 0.593], [0.977, 0.944, 0.593]], dtype=torch.float16, device=d)
+        y = torch.tensor([[0.5, 1.0, math.nan], [1.0, math.nan, 1.0]], dtype=torch.float16, device=d)
+        w = torch.tensor([[-4.03, 4.02], [0.117, 0.131], [-3.31, 4.50]], dtype=torch.float16, device=d).t()
+        out = w if alias else torch.empty_like(w)
+        return torch.ops.aten.binary_cross_entropy_backward.grad_input(g, x, y, w, 2, grad_input=out).cpu()
+    torch.testing.assert_close(call(T, True), call("cpu", False), equal_nan=True)
+    torch.testing.assert_close(call(T, False), call("cpu", False), equal_nan=True)
+def test_logit_backward_at_negative_zero(assert_parity):
+    """At x = +-0 and 1 logit_backward is grad * inf, the CPU's per-element
+    branch; grad / (x * (1 - x)) gave -grad * inf at x = -0.0. (The CPU's
+    SIMD blocks, taken by contiguous runs of 2 vectors, flip the sign there.)"""
+    x = lambda d, dt: torch.tensor([-0.0, 0.0, 1.0, 0.5, -0.0, math.nan], dtype=dt, device=d)  # noqa: E731
+    g = lambda d, dt: torch.tensor([-2.0, 3.0, -1.0, 2.0, 0.0, 1.0], dtype=dt, device=d)  # noqa: E731
+    cases = {}
+    for dt in (torch.float32, torch.float16, torch.bfloat16):
+        cases[f"{dt}"] = lambda d, dt=dt: torch.ops.aten.logit_backward(g(d, dt), x(d, dt))
+        cases[f"{dt} eps 0"] = lambda d, dt=dt: torch.ops.aten.logit_backward(g(d, dt), x(d, dt), 0.0)
+    cases["int64 grad, expanded bfloat16 self"] = lambda d: torch.ops.aten.logit_backward(
+        torch.tensor([[5, -8, 4], [13, 8, 12]], device=d),
+        torch.tensor([-0.0, 0.5, 0.0], dtype=torch.bfloat16, device=d).expand(2, 3))
+    assert_parity(cases)
+
+
+def test_roll_range_check(assert_parity):
+    assert_parity({"roll of an empty complex tensor, 2 shifts over 3 dims": lambda d: torch.ops.aten.roll(
+        torch.zeros(4, 3, 1, 2, 0, dtype=torch.complex64, device=d), [3, 3], [0, -1, -2])})
+
+
+def test_logsumexp_empty_dim_list(assert_parity):
+    assert_parity({f"logsumexp({shape}, [], keepdim={kd})": lambda d, shape=shape, kd=kd: torch.logsumexp(
+        torch.ones(shape, device=d), [], kd) for shape in [(2, 3), (3,), (), (3, 0), (0,)] for kd in (False, True)})
+
+
+def test_complex_divide_special_values(assert_parity):
+    """Complex division as the CPU's (Smith's algorithm): XLA's divide gave
+    -1 / (inf + nan j) = 0 where the CPU gives NaN."""
+    inf, nan = math.inf, math.nan
+    a = [complex(-1, 0), complex(1, 2), complex(3, -1), complex(0, 0), complex(inf, 1), complex(1, 1),
+         complex(nan, 1), complex(1e30, 1e30), complex(2, -3), complex(0, 1)]
+    b = [complex(inf, nan), complex(0, 0), complex(1, 0), complex(0, 0), complex(2, 3), complex(inf, 0),
+         complex(1, 0), complex(1e30, -1e30), complex(0.5, 0.25), complex(0, -2)]
+    cases = {}
+    for dt in (torch.complex64, torch.complex128):
+        cases[f"{dt} / {dt}"] = lambda d, dt=dt: torch.tensor(a, dtype=dt, device=d) / torch.tensor(b, dtype=dt,
+                                                                                                     device=d)
+        cases[f"{dt} / 2.5j"] = lambda d, dt=dt: torch.tensor(a, dtype=dt, device=d) / 2.5j
+        cases[f"int64 / {dt}"] = lambda d, dt=dt: torch.tensor([-1, 2, 0], device=d) / torch.tensor(
+            b[:3], dtype=dt, device=d)
+    assert_parity(cases)

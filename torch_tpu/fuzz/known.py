@@ -112,7 +112,7 @@ KNOWN_BUGS = [
           r"'indices' to have scalar type|can't be cast to the desired output type|output tensor's dtype is wrong|"
           r"self and out expected to have the same dtype|expected scalar_type .* but found|dtype of out: .* should be "
           r"same as input|expects mantissa to have dtype|expects exponent to have int dtype|for indices output|to have "
-          r"the same type as tensor for argument|self and result must have the same scalar type",
+          r"the same type as tensor for argument|self and result must have the same scalar type|for values output",
           "Ops outside TensorIterator take an out= of another dtype (and cast) where the CPU requires the exact one."),
     Entry("mixed-dtypes-not-checked", ".*", ck.CPU_RAISED, r"Found dtype .* but expected|expected scalar type .* but "
           r"found", "Ops whose CPU kernel requires equal dtypes (loss backward, prelu, padding backward) promote."),
@@ -128,12 +128,6 @@ KNOWN_BUGS = [
           r"location|In-place elu backward|not yet implemented for tensors with different dtypes|to have same size "
           r"as tensor for argument",
           "Argument checks the CPU kernel makes and the lowering does not."),
-    Entry("logsumexp-empty-dim-list", r"logsumexp", ck.CPU_RAISED, r"doesn't match the broadcast shape",
-          "logsumexp(x, dim=[]) keeps size-1 dims (shape [1, 1]); the CPU raises on its own intermediate (a CPU "
-          "bug), and the result should be 0-d as for amax(x, dim=[])."),
-    Entry("roll-range-check", r"roll", ck.EXC_TYPE, r"vector::_M_range_check",
-          "roll with more shifts than dims leaks a C++ std::out_of_range (IndexError) where the CPU raises "
-          "RuntimeError (shifts and dimensions must align)."),
     Entry("check-order", r"(_index_put_impl|index_put|put|index_select|index_reduce|_softmax|native_.*_norm_backward|"
           r"bitwise_\w+(\.\w+)?|nextafter|rrelu_with_noise)",
           ck.EXC_TYPE, "",

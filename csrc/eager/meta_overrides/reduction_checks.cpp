@@ -1,0 +1,30 @@
+// logsumexp(self, dim=[], keepdim=False): PyTorch's composite kernel (what
+// the CPU and CUDA run) reduces every dim into a 0-d sum, then adds the max
+// it kept as [1, ..., 1] in place, which raises; the meta kernel returns the
+// [1, ..., 1] shape instead. Raise as the CPU does (an empty self skips that
+// path there: a 0-d -inf).
+#include "eager/meta_overrides/registry.h"
+
+#include <ATen/ops/empty.h>
+#include <c10/util/Exception.h>
+
+#include <vector>
+
+namespace torch_tpu::eager {
+namespace {
+
+std::vector<c10::IValue> logsumexp_meta(const torch::jit::Stack& stack, size_t first) {
+  const at::Tensor& self = stack[first].toTensor();
+  bool empty_dims = stack[first + 1].toIntList().empty(), keepdim = stack[first + 2].toBool();
+  if (empty_dims && !keepdim && self.dim() > 0) {
+    if (self.numel() == 0) return {at::empty({}, self.options().device(c10::kMeta))};
+    std::vector<int64_t> ones(self.dim(), 1);
+    TORCH_CHECK(false, "output with shape [] doesn't match the broadcast shape ", c10::IntArrayRef(ones));
+  }
+  return default_meta("aten::logsumexp", "", stack, first);
+}
+
+const MetaOverrideRegistrar registrar{{"aten::logsumexp", logsumexp_meta}};
+
+}  // namespace
+}  // namespace torch_tpu::eager
