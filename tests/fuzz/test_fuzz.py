@@ -82,6 +82,10 @@ def test_every_remaining_difference_is_documented_and_every_known_bug_tested():
         bug_tests = set(re.findall(r"def (test_known_bug_\w+)", f.read()))
     for e in known.ACCEPTED + known.KNOWN_BUGS:
         assert e.name in doc, f"{e.name!r} is not in docs/reliability.md"
+    with open(os.path.join(os.path.dirname(__file__), "test_regressions.py")) as f:
+        regressions = re.findall(r"^def (test_\w+)", f.read(), re.M)
+    undocumented = [t for t in regressions if f"`{t}`" not in doc]
+    assert not undocumented, f"regression tests not in docs/reliability.md: {undocumented}"
     names = {"test_known_bug_" + e.name.replace("-", "_") for e in known.KNOWN_BUGS}
     assert names <= bug_tests, f"known bugs without a test: {sorted(names - bug_tests)}"
     assert bug_tests <= names, f"tests of no known bug (fixed? move them to test_regressions.py): " \
