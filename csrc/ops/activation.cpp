@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "ops/lowering_helpers.h"
+#include "ops/lowering_error.h"
 #include "ops/registry.h"
 #include "ops/type_promotion.h"
 
@@ -24,7 +25,7 @@ Value done(Builder& b, const OpCall& c, const Value& r) { return b.convert(r, c.
 
 void require_float(const OpCall& c, const TensorType& t) {
   if (!hlo::is_float(t.dtype))
-    throw std::invalid_argument(c.op + ": not implemented for " + std::string(hlo::dtype_name(t.dtype)));
+    not_implemented_for(c.op.substr(0, c.op.find('.')), t.dtype);  // NotImplementedError, as the CPU
 }
 
 // The normal CDF 0.5 * (1 + erf(x / sqrt 2)), through CHLO (the PJRT compiler

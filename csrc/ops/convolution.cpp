@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "ops/lowering_helpers.h"
+#include "ops/lowering_error.h"
 #include "ops/registry.h"
 #include "ops/type_promotion.h"
 
@@ -66,7 +67,7 @@ ConvParams read_params(const OpCall& c, size_t first, size_t n) {
 // The CPU convolves every real type but bool (integers wrap around).
 void require_real(const OpCall& c, DType t) {
   if (t == DType::Pred || hlo::is_complex(t))
-    throw std::invalid_argument(c.op + ": not implemented for " + std::string(hlo::dtype_name(t)));
+    not_implemented_for(c.op.substr(0, c.op.find('.')), t);  // NotImplementedError, as the CPU
 }
 
 // Layout of the two leading dims of an operand or result: (batch, feature)

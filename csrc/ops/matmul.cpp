@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "ops/lowering_helpers.h"
+#include "ops/lowering_error.h"
 #include "ops/registry.h"
 #include "ops/type_promotion.h"
 
@@ -22,7 +23,7 @@ bool contains(const Dims& ds, int64_t d) { return std::find(ds.begin(), ds.end()
 Value dot_general(Builder& b, const OpCall& c, const Value& lhs, const Value& rhs, const Dims& lb,
                   const Dims& rb, const Dims& lc, const Dims& rc, DType acc) {
   if (hlo::is_complex(acc) || acc == DType::Pred)
-    throw std::invalid_argument(c.op + ": not implemented for " + hlo::dtype_name(lhs.type.dtype));
+    not_implemented_for(c.op.substr(0, c.op.find('.')), lhs.type.dtype);  // NotImplementedError, as the CPU
   Value l = b.convert(lhs, acc), r = b.convert(rhs, acc);
   Dims dims;
   for (int64_t d : lb) dims.push_back(l.type.dims[d]);

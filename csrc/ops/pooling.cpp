@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "ops/pooling_common.h"
+#include "ops/lowering_error.h"
 #include "ops/registry.h"
 #include "ops/type_promotion.h"
 
@@ -52,7 +53,7 @@ Values lower_max_pool(Builder& b, const OpCall& c, const Values& v, size_t n) {
   const Value& x = operand(c, v, 0);
   DType t = x.type.dtype;
   if (t == DType::Pred || hlo::is_complex(t))  // the CPU kernel takes every real type but bool
-    throw std::invalid_argument(c.op + ": not implemented for " + std::string(hlo::dtype_name(t)));
+    not_implemented_for(c.op.substr(0, c.op.find('.')), t);  // NotImplementedError, as the CPU
   Geometry g = read_geometry(c, 1, n, true);
   const TensorType &out = c.outputs[0], &idx = c.outputs[1];
   if (out.numel() == 0 || x.type.numel() == 0) return Values{zeros(b, out), zeros(b, idx)};

@@ -25,7 +25,7 @@ Dims int_arg(const OpCall& c, size_t i, size_t n, const Dims& fallback) {
 
 void require_float(const OpCall& c, DType t) {
   if (!hlo::is_float(t) || hlo::is_complex(t))
-    throw std::invalid_argument(c.op + ": not implemented for " + std::string(hlo::dtype_name(t)));
+    not_implemented_for(c.op.substr(0, c.op.find('.')), t);  // NotImplementedError, as the CPU
 }
 
 Value lowest(Builder& b, DType t) {

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "ops/lowering_helpers.h"
+#include "ops/lowering_error.h"
 #include "ops/registry.h"
 #include "ops/type_promotion.h"
 
@@ -40,7 +41,7 @@ Value finish(Builder& b, const Value& r, const TensorType& out) {
 
 void require_float(const OpCall& c, DType t) {
   if (!hlo::is_float(t))
-    throw std::invalid_argument(c.op + ": not implemented for " + std::string(hlo::dtype_name(t)));
+    not_implemented_for(c.op.substr(0, c.op.find('.')), t);  // NotImplementedError, as the CPU
 }
 
 // x - max(x), the shifted logits both forward ops start from.

@@ -302,3 +302,11 @@ def test_complex_divide_special_values(assert_parity):
         cases[f"int64 / {dt}"] = lambda d, dt=dt: torch.tensor([-1, 2, 0], device=d) / torch.tensor(
             b[:3], dtype=dt, device=d)
     assert_parity(cases)
+
+
+def test_dtype_rejection_type(assert_parity):
+    x = lambda d: torch.arange(4, device=d)  # noqa: E731 - int64, which these CPU kernels do not take
+    assert_parity({name: (lambda d, f=f: f(x(d))) for name, f in [
+        ("gelu", F.gelu), ("silu", F.silu), ("mish", F.mish), ("softplus", F.softplus),
+        ("hardswish", F.hardswish), ("hardsigmoid", F.hardsigmoid),
+        ("_softmax", lambda t: torch.ops.aten._softmax(t, 0, False))]})
