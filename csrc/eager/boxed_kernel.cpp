@@ -1,5 +1,7 @@
 #include "eager/boxed_kernel.h"
 
+#include <set>
+
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/enum_tag.h>
 #include <ATen/ops/empty_strided.h>
@@ -32,6 +34,13 @@ at::Tensor meta_like(const at::Tensor& t) {
 }
 
 // Runs `handle` on meta tensors shaped like the first `nargs` arguments:
+// Reductions whose out= variants compute in the out tensor's dtype.
+bool reduces_in_out_dtype(const std::string& rule) {
+  static const std::set<std::string> ops = {"sum", "sum.dim_IntList", "prod", "prod.dim_int", "nansum", "all",
+                                            "all.dim", "all.dims", "any", "any.dim", "any.dims"};
+  return ops.count(rule) > 0;
+}
+
 // PyTorch's own shape and dtype rules (and their errors) decide the outputs.
 std::vector<c10::IValue> run_meta(const c10::OperatorHandle& handle, const torch::jit::Stack& stack, size_t first,
                                   size_t nargs, bool all_outputs = false) {
@@ -177,6 +186,11 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
       const at::Tensor& t = r.toTensor();
       call.outputs.emplace_back(to_hlo(t.scalar_type(), call.op.c_str()), t.sizes().vec());
     }
+    // sum/prod/nansum/all/any into an out= of another dtype reduce in out's
+    // dtype (the CPU converts the input first: 0.5 counts as 0 for an int out).
+    if (has_out && reduces_in_out_dtype(variant.rule))
+      for (size_t t = 0; t < p.inv.targets.size() && t < call.outputs.size(); ++t)
+        call.outputs[t].dtype = to_hlo(p.inv.targets[t].scalar_type(), call.op.c_str());
     // The CPU's TensorIterator refuses an unsafe cast of the result into an
     // in-place or pointwise out= tensor (float into int, complex into real);
     // PyTorch's meta kernels don't check it, and the write-back would cast.

@@ -9,6 +9,7 @@
 
 #include "ops/lowering_helpers.h"
 #include "ops/registry.h"
+#include "ops/torch_dtype_name.h"
 #include "ops/type_promotion.h"
 
 namespace torch_tpu::ops {
@@ -185,7 +186,14 @@ Values allany_rule(Builder& b, const OpCall& c, const Values& v) {
   const Value& x = operand(c, v, 0);
   // all.dims/any.dims: dim=[] reduces nothing (unlike sum's []).
   auto dims = c.args.size() > 1 ? reduced_dims(c.arg(1), x.type.rank(), false) : reduced_dims(Arg{}, x.type.rank());
-  Value r = reduce1(b, b.convert(x, DType::Pred), dims, b.constant_bool(kAll), kAll ? "and" : "or");
+  // An out= of another (non-bool) dtype: the CPU converts the input to it
+  // first; it takes bool and uint8 results only.
+  DType out = c.outputs[0].dtype;
+  if (out != DType::Pred && out != DType::U8)
+    throw std::invalid_argument(std::string(kAll ? "all" : "any") + " only supports bool tensor for result, got: " +
+                                torch_dtype_name(out));
+  Value in = out != DType::Pred && out != x.type.dtype ? b.convert(x, out) : x;
+  Value r = reduce1(b, b.convert(in, DType::Pred), dims, b.constant_bool(kAll), kAll ? "and" : "or");
   return {finish(b, r, c.outputs[0])};
 }
 TORCH_TPU_LOWERING("all", allany_rule<true>);

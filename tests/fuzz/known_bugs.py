@@ -18,14 +18,6 @@ T = "tpu"
 
 # -- wrong values ---------------------------------------------------------
 
-def test_known_bug_reduction_out_dtype(assert_parity):
-    x = lambda d: torch.tensor([[0.5, 2.5, 3.0], [-1.5, 2.0, 0.25]], device=d)  # noqa: E731
-    assert_parity({
-        "prod into int64": lambda d: torch.prod(x(d), 1, out=torch.empty(2, dtype=torch.long, device=d)),
-        "all into uint8": lambda d: torch.all(x(d), 1, out=torch.empty(2, dtype=torch.uint8, device=d)),
-    })
-
-
 def test_known_bug_batch_norm_half_cancellation(assert_parity):
     assert_parity({"f16 channel of 60000s": lambda d: torch.ops.aten._native_batch_norm_legit.no_stats(
         torch.tensor([[6e4, 1.0], [6e4, -1.0]], dtype=torch.float16, device=d), None, None, True, 1.0, 1e-5)[0]})

@@ -310,3 +310,21 @@ def test_dtype_rejection_type(assert_parity):
         ("gelu", F.gelu), ("silu", F.silu), ("mish", F.mish), ("softplus", F.softplus),
         ("hardswish", F.hardswish), ("hardsigmoid", F.hardsigmoid),
         ("_softmax", lambda t: torch.ops.aten._softmax(t, 0, False))]})
+
+
+def test_reduction_out_dtype(assert_parity):
+    """Reductions into an out= of another dtype reduce in out's dtype, the
+    input converted first, as the CPU does."""
+    x = lambda d: torch.tensor([[0.5, 2.5, 3.0, 1.25], [1.5, 2.0, 0.25, 7.0], [1.0, 1.0, 2.0, 0.0]], device=d)  # noqa
+    cases = {}
+    for op in (torch.sum, torch.prod, torch.all, torch.any):
+        for dt in (torch.int64, torch.int32, torch.uint8, torch.float16, torch.float64):
+            if op in (torch.sum, torch.prod) and dt == torch.uint8:
+                continue
+            for dim in (None, 1):
+                cases[f"{op.__name__} dim {dim} into {dt}"] = lambda d, op=op, dt=dt, dim=dim: (
+                    op(x(d), out=torch.empty(0, dtype=dt, device=d)) if dim is None
+                    else op(x(d), dim, out=torch.empty(0, dtype=dt, device=d)))
+    cases["prod into int64, keepdim"] = lambda d: torch.prod(x(d), 1, True, out=torch.empty(0, dtype=torch.long,
+                                                                                           device=d))
+    assert_parity(cases)

@@ -82,9 +82,6 @@ ACCEPTED = [
 # Backend bugs still open, each with tests/fuzz/known_bugs.py::test_known_bug_<name with _ for ->.
 # Fixed ones leave this list; their tests move to tests/fuzz/test_regressions.py.
 KNOWN_BUGS = [
-    Entry("reduction-out-dtype", r"(prod|sum|nansum|all|any)(\.\w+)?", ck.MISMATCH, "",
-          "prod/all into an out= of another dtype than the result (float input, int64/uint8 out): the CPU "
-          "converts the input to out's dtype first; tpu reduces in the result's dtype and casts after."),
     Entry("batch-norm-half-cancellation", r"(_native_batch_norm_legit.*|native_batch_norm|_batch_norm_.*)",
           ck.MISMATCH, "float16", "float16 batch norm of a channel with a large mean and no variance: "
           "x * alpha + beta (alpha = invstd) cancels in float32 (-0.84 for 0)."),
@@ -132,7 +129,7 @@ KNOWN_BUGS = [
           r"as tensor for argument",
           "Argument checks the CPU kernel makes and the lowering does not."),
     Entry("check-order", r"(_index_put_impl|index_put|put|index_select|index_reduce|_softmax|native_.*_norm_backward|"
-          r"bitwise_\w+(\.\w+)?|nextafter|rrelu_with_noise)",
+          r"bitwise_\w+(\.\w+)?|nextafter|rrelu_with_noise_?|adaptive_max_pool[23]d_backward|leaky_relu_backward)",
           ck.EXC_TYPE, "",
           "Two faults in one call: the backend reports another one first (another exception type)."),
 ]
