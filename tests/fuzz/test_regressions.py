@@ -328,3 +328,8 @@ def test_reduction_out_dtype(assert_parity):
     cases["prod into int64, keepdim"] = lambda d: torch.prod(x(d), 1, True, out=torch.empty(0, dtype=torch.long,
                                                                                            device=d))
     assert_parity(cases)
+
+
+def test_batch_norm_half_cancellation(assert_parity):
+    assert_parity({"f16 channel of 60000s": lambda d: torch.ops.aten._native_batch_norm_legit.no_stats(
+        torch.tensor([[6e4, 1.0], [6e4, -1.0]], dtype=torch.float16, device=d), None, None, True, 1.0, 1e-5)[0]})

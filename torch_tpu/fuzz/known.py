@@ -82,9 +82,6 @@ ACCEPTED = [
 # Backend bugs still open, each with tests/fuzz/known_bugs.py::test_known_bug_<name with _ for ->.
 # Fixed ones leave this list; their tests move to tests/fuzz/test_regressions.py.
 KNOWN_BUGS = [
-    Entry("batch-norm-half-cancellation", r"(_native_batch_norm_legit.*|native_batch_norm|_batch_norm_.*)",
-          ck.MISMATCH, "float16", "float16 batch norm of a channel with a large mean and no variance: "
-          "x * alpha + beta (alpha = invstd) cancels in float32 (-0.84 for 0)."),
     Entry("unsupported-dtype-compile-error", ".*", ck.EXC_TYPE,
           r"^tpu RuntimeError .*(compiling .* failed|Subtraction, the `-` operator|Negation, the `-` operator|"
           r"hlo::Builder).* "
