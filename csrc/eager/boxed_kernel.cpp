@@ -33,7 +33,6 @@ at::Tensor meta_like(const at::Tensor& t) {
   return t;
 }
 
-// Runs `handle` on meta tensors shaped like the first `nargs` arguments:
 // Reductions whose out= variants compute in the out tensor's dtype.
 bool reduces_in_out_dtype(const std::string& rule) {
   static const std::set<std::string> ops = {"sum", "sum.dim_IntList", "prod", "prod.dim_int", "nansum", "all",
@@ -41,6 +40,7 @@ bool reduces_in_out_dtype(const std::string& rule) {
   return ops.count(rule) > 0;
 }
 
+// Runs `handle` on meta tensors shaped like the first `nargs` arguments:
 // PyTorch's own shape and dtype rules (and their errors) decide the outputs.
 std::vector<c10::IValue> run_meta(const c10::OperatorHandle& handle, const torch::jit::Stack& stack, size_t first,
                                   size_t nargs, bool all_outputs = false) {
