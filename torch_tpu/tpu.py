@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import torch
 
 from . import _C
+from .precision import Precision, current_precision, precision  # noqa: F401  (torch.tpu.precision API)
 
 
 def _index(device=None) -> int:

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "compile_cache/folder.h"
+#include "compile_cache/program_dump.h"
 #include "pjrt/api.h"
 #include "pjrt/error.h"
 
@@ -112,6 +113,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 std::shared_ptr<pjrt::Executable> compile(
     const std::shared_ptr<pjrt::Client>& client, const std::string& program,
     const pjrt::CompileSettings& settings) {
+  dump_program(program);
   State& s = state();
   if (!s.on || !client) return pjrt::Executable::compile(client, program, settings);
   Folder& folder = *s.folder;

@@ -15,6 +15,7 @@ const char* field_name(KeyField f) {
     case KeyField::OperandSources: return "operand_sources";
     case KeyField::DefaultDtype: return "default_dtype";
     case KeyField::DeterministicAlgorithms: return "deterministic_algorithms";
+    case KeyField::MatmulPrecision: return "matmul_precision";
   }
   return "";
 }
@@ -34,9 +35,30 @@ bool narrowed(KeyField f) {
 
 }  // namespace
 
+// Per thread, as torch.tpu.precision() contexts nest per thread.
+thread_local std::optional<ops::MatmulPrecision> precision_override;
+
+void set_matmul_precision_override(std::optional<ops::MatmulPrecision> p) { precision_override = p; }
+std::optional<ops::MatmulPrecision> matmul_precision_override() { return precision_override; }
+
+ops::MatmulPrecision matmul_precision() {
+  if (precision_override) return *precision_override;
+  try {
+    switch (at::globalContext().float32MatmulPrecision()) {
+      case at::Float32MatmulPrecision::HIGH: return ops::MatmulPrecision::High;
+      case at::Float32MatmulPrecision::MEDIUM: return ops::MatmulPrecision::Medium;
+      default: return ops::MatmulPrecision::Highest;
+    }
+  } catch (const c10::Error&) {
+    // Mixed legacy and per-backend fp32_precision settings have no single
+    // answer (PyTorch refuses to give one): keep full precision.
+    return ops::MatmulPrecision::Highest;
+  }
+}
+
 bool key_field_enabled(KeyField field) {
   static const bool enabled[] = {!narrowed(KeyField::OperandSources), !narrowed(KeyField::DefaultDtype),
-                                 !narrowed(KeyField::DeterministicAlgorithms)};
+                                 !narrowed(KeyField::DeterministicAlgorithms), !narrowed(KeyField::MatmulPrecision)};
   return enabled[static_cast<int>(field)];
 }
 
@@ -46,6 +68,7 @@ void key_global_state(std::string& key) {
     key.push_back(static_cast<char>(c10::typeMetaToScalarType(c10::get_default_dtype())));
   if (key_field_enabled(KeyField::DeterministicAlgorithms))
     key.push_back(at::globalContext().deterministicAlgorithms() ? 'D' : 'd');
+  if (key_field_enabled(KeyField::MatmulPrecision)) key.push_back(static_cast<char>(matmul_precision()));
   key.push_back('|');
 }
 

@@ -7,6 +7,7 @@
 #include "eager/dtype_map.h"
 #include "eager/host_index_checks.h"
 #include "eager/op_variants.h"
+#include "eager/portable_scalars.h"
 
 namespace torch_tpu::eager {
 
@@ -202,6 +203,7 @@ ParsedCall parse_call(const c10::FunctionSchema& schema, const torch::jit::Stack
     }
     p.inv.generators.push_back(generators[g].second);
   }
+  narrow_scalars_for_tpu(p);
   return p;
 }
 

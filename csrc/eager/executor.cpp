@@ -21,6 +21,7 @@
 #include "eager/metrics.h"
 #include "eager/program_cache.h"
 #include "eager/scalar_operand_cache.h"
+#include "eager/tpu_type_check.h"
 #include "ops/lowering_error.h"
 #include "ops/runtime_check.h"
 #include "ops/view_lowering.h"
@@ -59,6 +60,7 @@ struct Plan {
   std::vector<hlo::TensorType> target_layouts;
   uint64_t rng_increment = 0;
   std::vector<ops::RuntimeCheck> checks;  // extra outputs after the fresh ones
+  std::vector<hlo::DType> scalar_types;   // per runtime scalar: its program type (see RuntimeScalar)
   std::shared_ptr<const ProgramFacts> built_for;  // kept in validation mode only
 };
 
@@ -115,6 +117,34 @@ std::shared_ptr<pjrt::Buffer> scalar_buffer(const RuntimeScalar& s, int device_i
   return device::upload(s.bytes.data(), hlo::TensorType(s.dtype, {}), device_index);
 }
 
+double read_f64(const RuntimeScalar& s) {
+  double v;
+  std::memcpy(&v, s.bytes.data(), sizeof(v));
+  return v;
+}
+
+// The program type of each runtime scalar: as parsed, but f32 for a
+// f32_if_float_results scalar when the call promoted it with integer tensors
+// to float: every result is float32-or-narrower, or every result is bool
+// from non-bool inputs (a comparison, computed in float on the CPU).
+std::vector<hlo::DType> scalar_types(const Invocation& inv, const std::vector<TensorFacts>& facts,
+                                     const std::vector<FreshOutput>& fresh) {
+  std::vector<hlo::DType> results;
+  for (size_t i = inv.inputs.size(); i < facts.size(); ++i) results.push_back(facts[i].view.dtype);
+  for (const FreshOutput& f : fresh)
+    if (f.defined) results.push_back(to_hlo(f.dtype, inv.op.c_str()));
+  bool floats = !results.empty(), compared = !results.empty();
+  for (hlo::DType t : results) {
+    floats &= hlo::is_float(t) && t != hlo::DType::F64;
+    compared &= t == hlo::DType::Pred;
+  }
+  for (size_t i = 0; i < inv.inputs.size(); ++i) compared &= facts[i].view.dtype != hlo::DType::Pred;
+  std::vector<hlo::DType> types;
+  for (const RuntimeScalar& s : inv.scalars)
+    types.push_back(s.f32_if_float_results && (floats || compared) ? hlo::DType::F32 : s.dtype);
+  return types;
+}
+
 // Everything a miss does short of compiling: meta kernel, lowering, program
 // text. Validation mode runs it on hits too, to compare with the cached plan.
 Draft draft_plan(const Invocation& inv, const std::vector<TensorFacts>& facts,
@@ -156,9 +186,10 @@ Draft draft_plan(const Invocation& inv, const std::vector<TensorFacts>& facts,
     params.push_back("offset of tensor " + std::to_string(i));
   }
   std::vector<hlo::Value> scalars;
-  for (const RuntimeScalar& s : inv.scalars) {
-    scalars.push_back(b.parameter(hlo::TensorType(s.dtype, {})));
-    params.push_back(std::string("runtime scalar ") + hlo::dtype_name(s.dtype));
+  plan->scalar_types = scalar_types(inv, facts, plan->fresh);
+  for (hlo::DType t : plan->scalar_types) {
+    scalars.push_back(b.parameter(hlo::TensorType(t, {})));
+    params.push_back(std::string("runtime scalar ") + hlo::dtype_name(t));
   }
   for (size_t g = 0; g < inv.generators.size(); ++g) {
     scalars.push_back(b.parameter(hlo::TensorType(hlo::DType::U64, {})));  // seed
@@ -241,6 +272,13 @@ std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<Tensor
                                  const std::vector<StorageSlot*>& groups) {
   Draft draft = draft_plan(inv, facts, groups);
   const std::string& text = draft.facts.text;
+  if (tpu_type_check_enabled()) {
+    std::vector<hlo::DType> work;
+    for (const TensorFacts& f : facts) work.push_back(f.view.dtype);
+    for (const StorageSlot* g : groups) work.push_back(g->layout.dtype);
+    for (const FreshOutput& f : draft.plan->fresh) work.push_back(to_hlo(f.dtype, inv.op.c_str()));
+    check_tpu_types(inv.op, work, text);
+  }
   auto t0 = std::chrono::steady_clock::now();
   try {
     // Memory miss: load from the persistent cache, or compile and store.
@@ -266,6 +304,7 @@ RuntimeScalar runtime_scalar_as(const c10::Scalar& s, hlo::DType dtype) {
     case hlo::DType::F32: put(s.toFloat()); break;
     case hlo::DType::I32: put(s.toInt()); break;
     case hlo::DType::C128: put(s.toComplexDouble()); break;
+    case hlo::DType::C64: put(s.toComplexFloat()); break;
     default: TORCH_CHECK(false, "torch_tpu: runtime scalars of ", hlo::dtype_name(dtype), " are not supported");
   }
   return r;
@@ -362,8 +401,11 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
     keep.push_back(cached_scalar_buffer(off, inv.device_index));
     args.push_back(keep.back().get());
   }
-  for (const RuntimeScalar& s : inv.scalars) {
-    keep.push_back(cached_scalar_buffer(s, inv.device_index));
+  for (size_t i = 0; i < inv.scalars.size(); ++i) {
+    const RuntimeScalar& s = inv.scalars[i];
+    keep.push_back(cached_scalar_buffer(
+        plan->scalar_types[i] == s.dtype ? s : runtime_scalar_as(c10::Scalar(read_f64(s)), plan->scalar_types[i]),
+        inv.device_index));
     args.push_back(keep.back().get());
   }
   for (at::Generator gen : inv.generators) {

@@ -20,6 +20,10 @@ namespace torch_tpu::eager {
 struct RuntimeScalar {
   hlo::DType dtype;
   std::array<uint8_t, 16> bytes{};  // the widest scalar: complex<double>
+  // An f64 Python float next to integer tensors only: it travels as f32 when
+  // the call's results are float (it promoted: the CPU computes in float),
+  // at full value otherwise (stored into an integer tensor, compared).
+  bool f32_if_float_results = false;
 };
 RuntimeScalar runtime_scalar(const c10::Scalar& s, const char* op);
 RuntimeScalar runtime_scalar_as(const c10::Scalar& s, hlo::DType dtype);

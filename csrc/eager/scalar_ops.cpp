@@ -4,6 +4,7 @@
 
 #include "eager/dtype_map.h"
 #include "eager/executor.h"
+#include "eager/portable_scalars.h"
 
 namespace torch_tpu::eager {
 
@@ -28,7 +29,7 @@ void fill_with(const at::Tensor& self, const RuntimeScalar& value, const at::Ten
 
 at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
   if (self.numel() == 0) return self;
-  fill_with(self, runtime_scalar(value, "fill_"), nullptr);
+  fill_with(self, scalar_for_target(value, self.scalar_type()), nullptr);
   return self;
 }
 
@@ -39,7 +40,7 @@ at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
   if (value.device().type() == c10::DeviceType::PrivateUse1) {
     fill_with(self, RuntimeScalar{}, &value);
   } else {
-    fill_with(self, runtime_scalar(value.item(), "fill_"), nullptr);
+    fill_with(self, scalar_for_target(value.item(), self.scalar_type()), nullptr);
   }
   return self;
 }

@@ -43,6 +43,7 @@ struct GraphDesc {
   std::vector<std::pair<int, int>> writes;    // (input index, value id): written back into the input
   int num_generators = 0;
   hlo::DType default_float = hlo::DType::F32;
+  ops::MatmulPrecision matmul_precision = ops::MatmulPrecision::Highest;
 };
 
 // Emits the graph: the written values (one per `writes`, in the input's type),

@@ -82,6 +82,7 @@ std::vector<hlo::Value> lower_graph(hlo::Builder& b, const GraphDesc& g, const s
     ops::OpCall call;
     call.op = node.op;
     call.default_float = g.default_float;
+    call.matmul_precision = g.matmul_precision;
     call.outputs = node.outputs;
     std::vector<hlo::Value> operands;
     std::vector<hlo::Value> results;

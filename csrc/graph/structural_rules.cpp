@@ -149,6 +149,7 @@ Values arange_with(Builder& b, const OpCall& c, const Values& v, int start_arg, 
   call.op = "arange.start_out";
   call.outputs = c.outputs;
   call.default_float = c.default_float;
+  call.matmul_precision = c.matmul_precision;
   Values ops;
   auto add = [&](int arg, int64_t dflt) {
     Arg a;

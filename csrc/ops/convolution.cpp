@@ -30,6 +30,7 @@ struct ConvParams {
   Dims stride, padding, dilation, output_padding;
   bool transposed = false;
   int64_t groups = 1;
+  MatmulPrecision precision = MatmulPrecision::Highest;
 };
 
 // Argument `i` as `n` spatial values (a single value is repeated).
@@ -50,6 +51,7 @@ ConvParams read_params(const OpCall& c, size_t first, size_t n) {
   p.transposed = c.arg(first + 3).b;
   p.output_padding = spatial(c, first + 4, n, 0);
   p.groups = c.arg(first + 5).i;
+  p.precision = c.matmul_precision;
   // The checks ATen's _convolution makes and the meta kernel leaves out.
   auto fail = [&](const std::string& m) { throw std::invalid_argument(c.op + ": " + m); };
   if (p.groups < 1) fail("non-positive groups is not supported");
@@ -94,6 +96,7 @@ std::string pairs(const Dims& lo, const Dims& hi) {
 struct Window {
   Dims strides, pad_lo, lhs_dilation, rhs_dilation;
   int64_t feature_groups = 1, batch_groups = 1;
+  MatmulPrecision precision = MatmulPrecision::Highest;
 };
 
 // A convolution whose spatial result dims are `want`: the high padding is
@@ -119,10 +122,10 @@ Value convolve(Builder& b, const Value& lhs, Layout lhs_l, const Value& rhs, Lay
                      ">, feature_group_count = " + std::to_string(w.feature_groups) +
                      " : i64, lhs_dilation = " + hlo::int_array(w.lhs_dilation) + ", padding = " + pairs(w.pad_lo, hi) +
                      ", rhs_dilation = " + hlo::int_array(w.rhs_dilation) + ", window_strides = " + hlo::int_array(w.strides);
-  // f32/f64 operands ask for full precision (TPUs would otherwise use one
-  // bf16 pass); operands widened from half types are exact at any precision.
-  if (lhs.type.dtype == DType::F32 || lhs.type.dtype == DType::F64)
-    attr += ", precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]";
+  // f32 follows torch.set_float32_matmul_precision (a TPU's default is one
+  // bf16 pass), f64 asks for full precision; operands widened from half
+  // types are exact at any precision.
+  if (lhs.type.dtype == DType::F32 || lhs.type.dtype == DType::F64) attr += precision_config(w.precision, lhs.type.dtype);
   return b.emit1("convolution", {lhs, rhs}, attr, TensorType(lhs.type.dtype, dims));
 }
 
@@ -133,7 +136,7 @@ Dims spatial_dims(const TensorType& t) { return Dims(t.dims.begin() + 2, t.dims.
 // Ordinary convolution of x (N, C, ...) with w (O, C/g, ...) to spatial size `want`.
 Value conv_forward(Builder& b, const Value& x, const Value& w, const ConvParams& p, const Dims& want) {
   size_t n = want.size();
-  Window win{p.stride, p.padding, ones(n), p.dilation, p.groups, 1};
+  Window win{p.stride, p.padding, ones(n), p.dilation, p.groups, 1, p.precision};
   return convolve(b, x, {false}, w, {false}, {false}, win, want);
 }
 
@@ -154,7 +157,7 @@ Value conv_transposed(Builder& b, const Value& x, const Value& w, const ConvPara
   k = b.emit1("reverse", {k}, "dimensions = " + hlo::int_array(rev), k.type);
   Dims lo(n);
   for (size_t i = 0; i < n; ++i) lo[i] = p.dilation[i] * (wd[2 + i] - 1) - p.padding[i];
-  Window win{ones(n), lo, p.stride, p.dilation, g, 1};
+  Window win{ones(n), lo, p.stride, p.dilation, g, 1, p.precision};
   return convolve(b, x, {false}, k, {false}, {false}, win, want);
 }
 
@@ -162,7 +165,7 @@ Value conv_transposed(Builder& b, const Value& x, const Value& w, const ConvPara
 // output gradient gy (N, O, ...): (O, C/g, kernel...).
 Value conv_weight_grad(Builder& b, const Value& x, const Value& gy, const ConvParams& p, const Dims& kernel) {
   size_t n = kernel.size();
-  Window win{p.dilation, p.padding, ones(n), p.stride, 1, p.groups};
+  Window win{p.dilation, p.padding, ones(n), p.stride, 1, p.groups, p.precision};
   return convolve(b, x, {true}, gy, {true}, {true}, win, kernel);
 }
 

@@ -15,13 +15,13 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
-Value dot(Builder& b, const Value& l, const Value& r, const Dims& lb, const Dims& rb, const Dims& lc,
+Value dot(Builder& b, MatmulPrecision precision, const Value& l, const Value& r, const Dims& lb, const Dims& rb, const Dims& lc,
           const Dims& rc, const Dims& result) {
   std::string attr = "dot_dimension_numbers = #stablehlo.dot<";
   if (!lb.empty())
     attr += "lhs_batching_dimensions = " + hlo::int_list(lb) + ", rhs_batching_dimensions = " + hlo::int_list(rb) + ", ";
   attr += "lhs_contracting_dimensions = " + hlo::int_list(lc) + ", rhs_contracting_dimensions = " + hlo::int_list(rc) +
-          ">, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]";
+          ">" + precision_config(precision, l.type.dtype);
   return b.emit1("dot_general", {l, r}, attr, TensorType(l.type.dtype, result));
 }
 
@@ -63,19 +63,19 @@ Values grouped_mm_rule(Builder& b, const OpCall& c, const Values& v) {
   if (out.numel() == 0) return {b.convert(zero, out.dtype)};
   Value r;
   if (ra == 3 && rw == 3) {  // one product per group, no offsets
-    r = dot(b, a, w, {0}, {0}, {2}, {1}, out.dims);
+    r = dot(b, c.matmul_precision, a, w, {0}, {0}, {2}, {1}, out.dims);
   } else {
     if (c.arg(2).is_none()) throw std::invalid_argument("_grouped_mm: offs is required unless both inputs are 3-d");
     const Value& offs = operand(c, v, 2);
     int64_t groups = offs.type.numel();
     if (ra == 2 && rw == 3) {  // rows of self grouped: out[S, N]
       int64_t s = a.type.dims[0], n = w.type.dims[2];
-      Value all = dot(b, a, w, {}, {}, {1}, {1}, {s, groups, n});  // [S, E, N]
+      Value all = dot(b, c.matmul_precision, a, w, {}, {}, {1}, {1}, {s, groups, n});  // [S, E, N]
       Value m = group_mask(b, group_of(b, offs, s), groups, {s, groups, n}, 1, 0);
       r = sum_over(b, b.select(m, all, b.splat_float(all.type, 0)), 1);
     } else if (ra == 3 && rw == 2) {  // columns of mat2 grouped: out[M, N]
       int64_t m_rows = a.type.dims[1], n = w.type.dims[1];
-      Value all = dot(b, a, w, {}, {}, {2}, {0}, {groups, m_rows, n});  // [E, M, N]
+      Value all = dot(b, c.matmul_precision, a, w, {}, {}, {2}, {0}, {groups, m_rows, n});  // [E, M, N]
       Value m = group_mask(b, group_of(b, offs, n), groups, {groups, m_rows, n}, 0, 2);
       r = sum_over(b, b.select(m, all, b.splat_float(all.type, 0)), 0);
     } else if (ra == 2 && rw == 2) {  // the contracted dim grouped: out[E, M, N]
@@ -83,7 +83,7 @@ Values grouped_mm_rule(Builder& b, const OpCall& c, const Values& v) {
       Dims d{groups, m_rows, k};
       Value m = group_mask(b, group_of(b, offs, k), groups, d, 0, 2);
       Value masked = b.select(m, b.broadcast_in_dim(a, d, {1, 2}), b.splat_float(TensorType(acc, d), 0));
-      r = dot(b, masked, w, {}, {}, {2}, {0}, out.dims);
+      r = dot(b, c.matmul_precision, masked, w, {}, {}, {2}, {0}, out.dims);
     } else {
       throw std::invalid_argument("_grouped_mm: expected 2-d or 3-d inputs");
     }

@@ -43,4 +43,14 @@ inline const hlo::Value* optional_operand(const OpCall& c, const std::vector<hlo
   return c.arg(i).is_none() ? nullptr : &operand(c, ops, i);
 }
 
+// The precision_config attribute of a dot or convolution on `dtype`
+// operands: float32 follows torch.set_float32_matmul_precision, float64
+// always asks for full precision.
+inline std::string precision_config(MatmulPrecision precision, DType dtype) {
+  const char* p = "HIGHEST";
+  if (dtype == DType::F32 && precision == MatmulPrecision::High) p = "HIGH";
+  if (dtype == DType::F32 && precision == MatmulPrecision::Medium) p = "DEFAULT";
+  return std::string(", precision_config = [#stablehlo<precision ") + p + ">, #stablehlo<precision " + p + ">]";
+}
+
 }  // namespace torch_tpu::ops

@@ -46,8 +46,7 @@ Value dot_general(Builder& b, const OpCall& c, const Value& lhs, const Value& rh
   // Operands converted from half types are exact in bf16, so the default
   // precision is already exact for them; only genuine f32/f64 needs HIGHEST.
   bool from_half = lhs.type.dtype != acc;
-  if (hlo::is_float(acc) && !from_half)
-    attr += ", precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]";
+  if (hlo::is_float(acc) && !from_half) attr += precision_config(c.matmul_precision, acc);
   return b.emit1("dot_general", {l, r}, attr, TensorType(acc, dims));
 }
 

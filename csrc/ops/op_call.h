@@ -30,6 +30,11 @@ struct Arg {
   int operand() const { return operands.at(0); }
 };
 
+// torch.set_float32_matmul_precision for float32 dots and convolutions
+// ("highest", "high", "medium"): StableHLO's HIGHEST, HIGH and DEFAULT
+// precision (on a TPU: full float32, three bf16 passes, one bf16 pass).
+enum class MatmulPrecision : char { Highest = 'H', High = 'h', Medium = 'm' };
+
 struct OpCall {
   std::string op;                         // "add.Tensor"
   std::vector<Arg> args;                  // schema order
@@ -39,6 +44,7 @@ struct OpCall {
   // ranks lowest in type promotion.
   std::vector<bool> operand_is_number;
   hlo::DType default_float = hlo::DType::F32;  // torch.get_default_dtype()
+  MatmulPrecision matmul_precision = MatmulPrecision::Highest;
 
   const Arg& arg(size_t i) const { return args.at(i); }
 };

@@ -78,11 +78,14 @@ NodeArg parse_arg(const py::handle& h) {
 std::shared_ptr<graph::GraphProgram> make_program(const std::string& name, int num_inputs, const py::list& nodes,
                                                   const py::list& results, const py::list& writes,
                                                   const py::list& outputs, int num_generators,
-                                                  int64_t default_float) {
+                                                  int64_t default_float, const std::string& matmul_precision) {
   graph::GraphDesc d;
   d.num_inputs = num_inputs;
   d.num_generators = num_generators;
   d.default_float = dtype_of(default_float);
+  d.matmul_precision = matmul_precision == "high"     ? ops::MatmulPrecision::High
+                       : matmul_precision == "medium" ? ops::MatmulPrecision::Medium
+                                                      : ops::MatmulPrecision::Highest;
   for (const py::handle& n : nodes) {
     auto tup = n.cast<py::tuple>();
     graph::GraphNode node;
@@ -124,7 +127,8 @@ std::shared_ptr<graph::GraphProgram> make_program(const std::string& name, int n
 void bind_graph(py::module_& m) {
   py::class_<graph::GraphProgram, std::shared_ptr<graph::GraphProgram>>(m, "_GraphProgram")
       .def(py::init(&make_program), py::arg("name"), py::arg("num_inputs"), py::arg("nodes"), py::arg("results"),
-           py::arg("writes"), py::arg("outputs"), py::arg("num_generators"), py::arg("default_float"))
+           py::arg("writes"), py::arg("outputs"), py::arg("num_generators"), py::arg("default_float"),
+           py::arg("matmul_precision"))
       .def("run", &graph::GraphProgram::run)
       .def_property_readonly("name", &graph::GraphProgram::name);
   m.def("_graph_has_lowering", &graph::has_graph_lowering);

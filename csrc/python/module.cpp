@@ -6,13 +6,16 @@
 #include <sstream>
 
 #include "compile_cache/compile_cache.h"
+#include "compile_cache/program_dump.h"
 #include "device/allocator.h"
 #include "device/generator.h"
 #include "device/runtime.h"
 #include "device/storage_slot.h"
 #include "eager/boxed_kernel.h"
+#include "eager/cache_key_fields.h"
 #include "eager/cache_validation.h"
 #include "eager/metrics.h"
+#include "eager/tpu_type_check.h"
 #include "ops/registry.h"
 #include "pjrt/api.h"
 #include "pjrt/buffer.h"
@@ -75,6 +78,19 @@ py::dict metrics() {
   return d;
 }
 
+// torch's names for the float32 matmul precisions.
+const char* precision_name(ops::MatmulPrecision p) {
+  return p == ops::MatmulPrecision::High ? "high" : p == ops::MatmulPrecision::Medium ? "medium" : "highest";
+}
+
+std::optional<ops::MatmulPrecision> precision_of(const std::optional<std::string>& name) {
+  if (!name) return std::nullopt;
+  if (*name == "highest") return ops::MatmulPrecision::Highest;
+  if (*name == "high") return ops::MatmulPrecision::High;
+  if (*name == "medium") return ops::MatmulPrecision::Medium;
+  TORCH_CHECK_VALUE(false, "torch_tpu: unknown matmul precision '", *name, "' (expected highest, high or medium)");
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_C, m) {
@@ -91,6 +107,17 @@ PYBIND11_MODULE(_C, m) {
   m.def("set_device", &device::set_current_device);
   m.def("synchronize", &device::synchronize, py::arg("device") = -1, py::call_guard<py::gil_scoped_release>());
   m.def("set_debug_mode", &device::set_debug_mode);
+  // torch.tpu.precision(): the effective float32 matmul precision and this
+  // thread's override of torch.set_float32_matmul_precision.
+  m.def("_matmul_precision", [] { return std::string(precision_name(eager::matmul_precision())); });
+  m.def("_precision_override", []() -> std::optional<std::string> {
+    auto p = eager::matmul_precision_override();
+    if (!p) return std::nullopt;
+    return std::string(precision_name(*p));
+  });
+  m.def("_set_precision_override", [](const std::optional<std::string>& name) {
+    eager::set_matmul_precision_override(precision_of(name));
+  });
   // Test-only (tests/reliability/test_faults.py): the next `count` operations
   // at `site` fail as a failing plugin or device would.
   m.def("_inject_faults", [](const std::string& site, int count) {
@@ -113,6 +140,9 @@ PYBIND11_MODULE(_C, m) {
     compile_cache::reset_stats();
   });
   m.def("_compile_cache_dir", &compile_cache::active_dir);
+  m.def("_set_program_dump_dir", &compile_cache::set_program_dump_dir);
+  m.def("_set_tpu_type_check", &eager::set_tpu_type_check);  // TORCH_TPU_CHECK_TPU_TYPES, for tests
+  m.def("_tpu_type_check", &eager::tpu_type_check_enabled);
   m.def("_default_generator", [](int i) {
     return py::reinterpret_steal<py::object>(
         THPGenerator_initDefaultGenerator(device::default_generator(static_cast<c10::DeviceIndex>(i))));

@@ -120,8 +120,20 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs, kind: str):
         _fallback_graphs += 1
         return make_boxed_func(gm.forward)
     default_float = _describe.dtype_code(torch.get_default_dtype())
-    program = _C._GraphProgram(f"{kind}", desc.num_inputs, desc.nodes, desc.results, desc.writes,
-                               desc.outputs, desc.num_generators, default_float)
+    # One program per float32 matmul precision, built when first run at it:
+    # Dynamo's guards do not tell "high" from "medium", nor see
+    # torch.tpu.precision() contexts.
+    programs = {}
+
+    def program_at(precision):
+        p = programs.get(precision)
+        if p is None:
+            p = programs[precision] = _C._GraphProgram(f"{kind}", desc.num_inputs, desc.nodes, desc.results,
+                                                       desc.writes, desc.outputs, desc.num_generators,
+                                                       default_float, precision)
+        return p
+
+    program_at(_C._matmul_precision())  # check the graph now, as before
     positions = desc.tensor_inputs
     constants = desc.constants
     every_input_is_tensor = len(positions) == len([n for n in gm.graph.nodes if n.op == "placeholder"])
@@ -134,7 +146,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs, kind: str):
         args.clear()  # free inputs (saved activations) as soon as the program holds them
         if constants:
             full.extend(constants)
-        outs = program.run(full)
+        outs = program_at(_C._matmul_precision()).run(full)
         if cpu_writes or cpu_outputs:
             for i, k in cpu_writes:
                 full[i].copy_(outs[k])

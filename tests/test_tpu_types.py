@@ -1,0 +1,136 @@
+"""TPU-portable programs (csrc/eager/portable_scalars.cpp, tpu_type_check.cpp):
+outside float64 work, Python scalars and 0-d CPU tensors travel in the type
+the CPU computes with, so no program holds f64 (a TPU has none); results stay
+the CPU's. TORCH_TPU_CHECK_TPU_TYPES=1 fails any program that breaks this."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+from torch.testing import assert_close
+
+from torch_tpu import _C
+
+TPU = "tpu"
+
+
+@pytest.fixture(autouse=True)
+def type_check():
+    saved = _C._tpu_type_check()
+    _C._set_tpu_type_check(True)
+    yield
+    _C._set_tpu_type_check(saved)
+
+
+def both(fn, *tensors):
+    """fn on the CPU tensors and on their tpu copies (results moved back)."""
+    cpu = fn(*tensors)
+    dev = fn(*[t.to(TPU) if isinstance(t, torch.Tensor) and t.dim() > 0 else t for t in tensors])
+    return cpu, (dev.cpu() if isinstance(dev, torch.Tensor) else dev)
+
+
+F = torch.tensor([[-1.5, 0.25, 3.0], [2.0, -0.1, 7.5]])
+I = torch.tensor([[-3, 0, 2], [5, 1, 16777217]])
+CASES = [
+    # (name, fn, input)
+    ("f32*float", lambda x: x * 0.1, F),
+    ("f32+alpha", lambda x: torch.add(x, x, alpha=0.3), F),
+    ("bf16*float", lambda x: x * 0.1, F.bfloat16()),
+    ("f16/float", lambda x: x / 3.3, F.half()),
+    ("f32 transposed clamp", lambda x: x.t().clamp(min=-0.7, max=2.2), F),
+    ("f32 view where", lambda x: torch.where(x[:, 1:] > 0.2, x[:, 1:], 1e-3), F),
+    ("f32 + 0-d f64 cpu tensor", lambda x: x + torch.tensor(0.1, dtype=torch.float64), F),
+    ("f32 * complex number", lambda x: x * (0.1 + 0.7j), F),
+    ("c64 * complex number", lambda x: x * (0.1 + 0.7j), F.to(torch.complex64)),
+    ("f32 pow float", lambda x: x.abs().pow(0.37), F),
+    ("f32 empty", lambda x: x[:0] * 0.1, F),
+    ("f32 0-d", lambda x: x.sum() * 0.1, F),
+    ("int*float", lambda x: x * 0.1, I),
+    ("int*exact float", lambda x: x * 0.5, I),
+    ("int>=float", lambda x: x >= 2.9999999999, I),
+    ("int<float", lambda x: x < 0.1, I),
+    ("int+int", lambda x: x + 7, I),
+    ("int32*float", lambda x: x * 0.3, I.int()),
+    ("uint8 * float", lambda x: x * 1.7, I.abs().clamp(max=255).to(torch.uint8)),
+    ("bool*float", lambda x: x * 0.1, I > 0),
+]
+
+
+@pytest.mark.parametrize("name,fn,x", CASES, ids=[c[0] for c in CASES])
+def test_scalar_ops_match_cpu_without_f64(name, fn, x):
+    cpu, dev = both(fn, x)
+    assert dev.dtype == cpu.dtype
+    assert_close(dev, cpu, rtol=0, atol=0, equal_nan=True) if not cpu.is_floating_point() else \
+        assert_close(dev, cpu)
+
+
+def test_float64_work_keeps_full_precision():
+    x = torch.tensor([1.0, 3.0], dtype=torch.float64)
+    cpu, dev = both(lambda t: t * (1 / 3), x)
+    assert_close(dev, cpu, rtol=0, atol=0)  # an f32 third would be off by ~1e-8
+    # A 0-d float64 CPU tensor next to integer tensors makes the result float64.
+    i = torch.tensor([123456789, 5])
+    cpu, dev = both(lambda t: t + torch.tensor(0.1, dtype=torch.float64), i)
+    assert dev.dtype == torch.float64
+    assert_close(dev, cpu, rtol=0, atol=0)
+    # Next to float32 tensors a complex128 0-d tensor gives complex64.
+    cpu, dev = both(lambda t: t * torch.tensor(1 / 3 + 1j, dtype=torch.complex128), F)
+    assert dev.dtype == cpu.dtype == torch.complex64
+    assert_close(dev, cpu)
+
+
+@pytest.mark.parametrize("dtype,value", [
+    (torch.int64, 123456789.0),   # not exact in f32: 123456792 if it went through f32
+    (torch.int64, 2.9999999999),  # truncates to 2 (f32 rounds it to 3)
+    (torch.int64, -(2 ** 62)),
+    (torch.int32, -7.9),
+    (torch.uint8, 300 - 256),
+    (torch.bool, 1e-50),          # nonzero: True (f32 would flush it to 0)
+    (torch.bool, 0.0),
+    (torch.float32, 0.1),
+    (torch.bfloat16, 1 / 3),
+    (torch.float16, 65504.0),
+    (torch.float64, 1 / 3),
+    (torch.complex64, 0.1 - 2.5j),
+])
+def test_fill_stores_the_cpu_value(dtype, value):
+    cpu = torch.zeros(2, 3, dtype=dtype).fill_(value)
+    dev = torch.zeros(2, 3, dtype=dtype, device=TPU)
+    dev.t().fill_(value)  # through a transposed view
+    assert_close(dev.cpu(), cpu, rtol=0, atol=0)
+    full = torch.full((4,), value, dtype=dtype, device=TPU)
+    assert_close(full.cpu(), torch.full((4,), value, dtype=dtype), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype,value", [(torch.int32, 1e10), (torch.int8, 1000), (torch.float32, 1e40)])
+def test_fill_overflow_is_the_cpu_error(dtype, value):
+    with pytest.raises(RuntimeError) as cpu_err:
+        torch.zeros(2, dtype=dtype).fill_(value)
+    with pytest.raises(RuntimeError) as dev_err:
+        torch.zeros(2, dtype=dtype, device=TPU).fill_(value)
+    assert str(dev_err.value) == str(cpu_err.value)
+
+
+def test_check_names_the_op_and_the_type():
+    """An f64 operand in float32 work (narrowing turned off, as a regression
+    would) is caught before the program compiles, naming op and type."""
+    code = """
+        import torch
+        x = torch.ones(3, device="tpu")
+        print((x.double() * 0.1).cpu().dtype)  # float64 work may use f64
+        try:
+            (x * 0.1).cpu()
+        except RuntimeError as e:
+            print(e)
+    """
+    env = dict(os.environ, TORCH_TPU_CHECK_TPU_TYPES="1", TORCH_TPU_DEBUG_WIDE_SCALARS="1")
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "torch.float64"
+    assert lines[1].startswith("torch_tpu TPU type check (TORCH_TPU_CHECK_TPU_TYPES=1): the program for mul.Tensor "
+                               "uses float64"), r.stdout
+    assert "tensor<f64>" in lines[1]
