@@ -102,5 +102,19 @@ def test_scaled_mm_like_cpu(out_dtype, with_bias):
         return
     got = torch._scaled_mm(a.to("tpu"), b.to("tpu"), scale_a=sa.to("tpu"), scale_b=sb.to("tpu"), **dkw)
     assert got.dtype == want.dtype
-    tol = dict(rtol=0, atol=0) if want.dtype in F8 else dict(rtol=1e-2, atol=1e-2)
-    torch.testing.assert_close(got.cpu().float(), want.float(), **tol)
+    if want.dtype not in F8:
+        torch.testing.assert_close(got.cpu().float(), want.float(), rtol=1e-2, atol=1e-2)
+        return
+    # A float8 result equals the CPU's, bit for bit, except where the CPU
+    # rounds twice: on machines with AVX512-FP16 its oneDNN kernel goes
+    # float32 -> float16 -> float8 (-14.5015 -> -14.5 -> -14, a tie). There
+    # the tpu value must be the single rounding of the exact result, and the
+    # CPU's the double rounding of it.
+    exact = (a.double() @ b.double()) * sa.double() * sb.double()
+    if with_bias:
+        exact = exact + kw["bias"].double()
+    single = exact.float().to(want.dtype).float()
+    double = exact.float().half().to(want.dtype).float()
+    got, want = got.cpu().float(), want.float()
+    explained = (got == want) | ((got == single) & (want == double))
+    assert explained.all(), (got[~explained], want[~explained], single[~explained])
