@@ -3,6 +3,7 @@
 #include <c10/core/DefaultDtype.h>
 #include <c10/util/complex.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -28,9 +29,40 @@ bool exact_in_f32(double v) { return std::isnan(v) || static_cast<double>(static
 
 // The CPU computes these in double whatever the output type (arange,
 // linspace and logspace accumulate their steps in double): their rules keep
-// the f64 scalars until they compute the same way in f32.
+// the f64 scalars unless f32 computes the same values (see arange below).
 bool computes_in_double(const std::string& op) {
   return op.rfind("arange", 0) == 0 || op.rfind("linspace", 0) == 0 || op.rfind("logspace", 0) == 0;
+}
+
+// arange(start, end, step) into a float32-or-narrower tensor counts in f32
+// exactly when start and step are multiples of one power of two 2^-k and
+// every value start + i * step (and i * step) stays under 2^24 * 2^-k: then
+// each is an f32 with an exact product and sum, the CPU's double result.
+bool arange_exact_in_f32(double start, double end, double step) {
+  double bound = 2 * (std::max(std::fabs(start), std::fabs(end)) + std::fabs(step));
+  for (int k = 0; k <= 40; ++k) {
+    double scale = std::ldexp(1.0, k);
+    if (bound * scale >= 16777216.0) return false;
+    if (std::trunc(start * scale) == start * scale && std::trunc(step * scale) == step * scale) return true;
+  }
+  return false;
+}
+
+void narrow_arange(ParsedCall& p) {
+  Invocation& inv = p.inv;
+  if (inv.op != "arange.start_out" || inv.targets.size() != 1 || inv.scalars.size() != 3) return;
+  c10::ScalarType out = inv.targets[0].scalar_type();
+  if (!c10::isFloatingType(out) || wide(out)) return;
+  double v[3];
+  for (int i = 0; i < 3; ++i) {
+    const RuntimeScalar& s = inv.scalars[i];
+    if (s.dtype == hlo::DType::F64) v[i] = read<double>(s);
+    else if (s.dtype == hlo::DType::I64) v[i] = static_cast<double>(read<int64_t>(s));
+    else return;
+  }
+  if (!arange_exact_in_f32(v[0], v[1], v[2])) return;
+  for (RuntimeScalar& s : inv.scalars)
+    if (s.dtype == hlo::DType::F64) s = runtime_scalar_as(c10::Scalar(read<double>(s)), hlo::DType::F32);
 }
 
 // TORCH_TPU_DEBUG_WIDE_SCALARS=1 turns narrowing off, so a test can show
@@ -47,7 +79,8 @@ bool narrowing_off() {
 
 void narrow_scalars_for_tpu(ParsedCall& p) {
   Invocation& inv = p.inv;
-  if (inv.scalars.empty() || computes_in_double(inv.op) || narrowing_off()) return;
+  if (inv.scalars.empty() || narrowing_off()) return;
+  if (computes_in_double(inv.op)) return narrow_arange(p);
   if (wide(c10::typeMetaToScalarType(c10::get_default_dtype()))) return;
   bool float_tensor = false, integral_dtype_arg = false;
   for (const auto* ts : {&inv.inputs, &inv.targets})

@@ -17,8 +17,44 @@ const ops::LoweringRule* rule_for(const std::string& op) {
   return ops::find_lowering(op);
 }
 
-hlo::Value number_constant(hlo::Builder& b, const NodeArg& a) {
+bool wide(hlo::DType t) { return t == hlo::DType::F64 || t == hlo::DType::C128; }
+
+// Whether the node's f64 number constants may be f32 (a TPU has no f64), by
+// the eager rule (eager/portable_scalars.cpp) with the results known: no
+// float64 work, and the CPU computes in float32-or-narrower (a float tensor
+// sets the type, or integers promote to a float result or are compared).
+bool f32_numbers(const GraphNode& node, const std::vector<hlo::Value>& values) {
+  bool float_tensor = false, integral_dtype = false, pred_input = false;
+  for (const NodeArg& na : node.args) {
+    if (na.kind == Arg::Kind::DType) {
+      if (wide(na.dtype)) return false;
+      integral_dtype |= !hlo::is_float(na.dtype) && !hlo::is_complex(na.dtype);
+    }
+    if (na.constant && (na.number_dtype == hlo::DType::F64 || na.number_dtype == hlo::DType::C128) && !na.is_number)
+      return false;  // a 0-d float64 CPU constant tensor keeps its type next to integers
+    if (na.kind != Arg::Kind::Tensor && na.kind != Arg::Kind::TensorList) continue;
+    for (int id : na.values) {
+      if (id < 0) continue;
+      hlo::DType t = values.at(id).type.dtype;
+      if (wide(t)) return false;
+      float_tensor |= hlo::is_float(t) || hlo::is_complex(t);
+      pred_input |= t == hlo::DType::Pred;
+    }
+  }
+  bool floats = !node.outputs.empty(), compared = !node.outputs.empty() && !pred_input;
+  for (const hlo::TensorType& o : node.outputs) {
+    if (wide(o.dtype)) return false;
+    floats &= hlo::is_float(o.dtype) || hlo::is_complex(o.dtype);
+    compared &= o.dtype == hlo::DType::Pred;
+  }
+  return !integral_dtype && (float_tensor || floats || compared);
+}
+
+hlo::Value number_constant(hlo::Builder& b, const NodeArg& a, bool f32) {
   if (a.number_dtype == hlo::DType::Pred) return b.constant_bool(a.b);
+  // A Python number exact in f32 is the same number either way.
+  bool exact = a.is_number && a.number_dtype == hlo::DType::F64 && static_cast<double>(static_cast<float>(a.d)) == a.d;
+  if (a.number_dtype == hlo::DType::F64 && (f32 || exact || a.d != a.d)) return b.constant_float(hlo::DType::F32, a.d);
   if (hlo::is_float(a.number_dtype)) return b.constant_float(a.number_dtype, a.d);
   return b.constant_int(a.number_dtype, a.i);
 }
@@ -33,13 +69,14 @@ void build_call(hlo::Builder& b, const GraphNode& node, const std::vector<hlo::V
     call.operand_is_number.push_back(is_number);
     return static_cast<int>(operands.size()) - 1;
   };
+  bool f32 = f32_numbers(node, values);
   for (const NodeArg& na : node.args) {
     Arg a;
     a.kind = na.kind;
     switch (na.kind) {
       case Arg::Kind::Tensor:
       case Arg::Kind::Scalar:
-        a.operands.push_back(na.constant ? add_operand(number_constant(b, na), na.is_number)
+        a.operands.push_back(na.constant ? add_operand(number_constant(b, na, f32), na.is_number)
                                          : add_operand(values.at(na.values.at(0)), false));
         break;
       case Arg::Kind::TensorList:

@@ -12,8 +12,13 @@ namespace {
 // counted over the flat out= (which may be [n, 1]: the CPU keeps its shape).
 TORCH_TPU_LOWERING("arange.start_out", [](Builder& b, const OpCall& c, const Values& v) {
   const auto& out = c.outputs[0];
-  // Accumulate like the CPU kernel (double / int64), then round once.
-  DType acc = hlo::is_float(out.dtype) ? DType::F64 : DType::I64;
+  // Accumulate like the CPU kernel (double / int64), then round once. Integer
+  // start and step count exactly in int64; f32 ones arrive only when every
+  // value is exact in f32 (eager/portable_scalars.cpp), so f32 is exact too.
+  DType s0 = operand(c, v, 0).type.dtype, s2 = operand(c, v, 2).type.dtype;
+  DType acc = !hlo::is_float(out.dtype) || (!hlo::is_float(s0) && !hlo::is_float(s2)) ? DType::I64
+              : s0 == DType::F64 || s2 == DType::F64                                   ? DType::F64
+                                                                                       : DType::F32;
   hlo::TensorType t(acc, {out.numel()});
   Value i = b.iota(t, 0);
   Value start = to_type(b, operand(c, v, 0), t);
