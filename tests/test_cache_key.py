@@ -118,9 +118,9 @@ REPRO_OPERANDS = """
 REPRO_DEFAULT_DTYPE = """
     import torch
     y = torch.tensor([1, 2], device="tpu")
-    print((y * 1.5).dtype)
+    print((y * 1.1).dtype)  # (1.5 would travel as f32, then f64: a key difference of its own)
     torch.set_default_dtype(torch.float64)
-    print((y * 1.5).dtype)
+    print((y * 1.1).dtype)
 """
 
 

@@ -100,22 +100,17 @@ void narrow_scalars_for_tpu(ParsedCall& p) {
   for (size_t k = 0; k < p.scalar_of_operand.size(); ++k) {
     int si = p.scalar_of_operand[k];
     if (si < 0 || si >= static_cast<int>(inv.scalars.size())) continue;  // generator operands
+    // Only Python numbers: a 0-d CPU tensor's dtype is the user's, and rules
+    // read it (promotion, heaviside's same-dtype check).
+    if (!p.operand_is_number[k]) continue;
     RuntimeScalar& s = inv.scalars[si];
-    bool number = p.operand_is_number[k];
     if (s.dtype == hlo::DType::F64) {
       double v = read<double>(s);
-      // A 0-d float64 CPU tensor keeps its type next to integer tensors (it
-      // makes the result float64); next to a float tensor it takes its type
-      // (same category: the dimensioned operand wins).
-      if (float_work || (number && exact_in_f32(v)))
-        s = runtime_scalar_as(c10::Scalar(v), hlo::DType::F32);
-      else if (number && !float_tensor)
-        s.f32_if_float_results = true;
+      if (float_work || exact_in_f32(v)) s = runtime_scalar_as(c10::Scalar(v), hlo::DType::F32);
+      else if (!float_tensor) s.f32_if_float_results = true;
     } else if (s.dtype == hlo::DType::C128) {
       auto v = read<c10::complex<double>>(s);
-      bool exact = exact_in_f32(v.real()) && exact_in_f32(v.imag());
-      // Next to a float tensor a complex 0-d tensor promotes to complex64.
-      if (float_work || (number && exact))
+      if (float_work || (exact_in_f32(v.real()) && exact_in_f32(v.imag())))
         s = runtime_scalar_as(c10::Scalar(v), hlo::DType::C64);
     }
   }

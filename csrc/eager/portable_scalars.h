@@ -9,10 +9,11 @@
 
 namespace torch_tpu::eager {
 
-// Outside float64/complex128 work, narrows the call's f64 scalars to f32 and
-// its complex128 ones to complex64 where that is what the CPU computes with:
-// when a floating tensor (float32, bfloat16, float16: opmath float) sets the
-// compute type, or when the value is exact in the narrow type anyway.
+// Outside float64/complex128 work, narrows the call's f64 Python numbers to
+// f32 and its complex ones to complex64 where that is what the CPU computes
+// with: when a floating tensor (float32, bfloat16, float16: opmath float)
+// sets the compute type, or when the value is exact in the narrow type
+// anyway. (A 0-d float64 CPU tensor keeps its type.)
 void narrow_scalars_for_tpu(ParsedCall& p);
 
 // `value` as fill_ and friends store it into a `target` tensor: converted on
