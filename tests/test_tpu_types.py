@@ -170,3 +170,16 @@ def test_compiled_graph_constants_are_float32_in_float32_work():
     for g, w in zip(got, f(x, i)):
         assert g.dtype == w.dtype
         assert_close(g.cpu(), w)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool])
+def test_bernoulli_without_f64(dtype):
+    n = 40_000
+    for p in (0.0, 0.3, 1.0):
+        x = torch.empty(n, dtype=dtype, device=TPU).bernoulli_(p).cpu().double()
+        assert set(x.unique().tolist()) <= {0.0, 1.0}
+        assert abs(x.mean().item() - p) <= 6 * (p * (1 - p) / n) ** 0.5
+    probs = torch.tensor([0.0, 0.25, 1.0]).repeat(n // 4).to(dtype=torch.bfloat16 if dtype == torch.bfloat16
+                                                                else torch.float32)
+    y = torch.bernoulli(probs.to(TPU)).cpu().double().view(-1, 3).mean(0)
+    assert_close(y, torch.tensor([0.0, 0.25, 1.0], dtype=torch.float64), rtol=0, atol=6 * (0.1875 / (n // 4)) ** 0.5)

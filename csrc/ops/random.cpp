@@ -79,17 +79,26 @@ TORCH_TPU_LOWERING("normal_", [](Builder& b, const OpCall& c, const Values& v) {
 });
 
 // bernoulli_.float(self, p, *, generator) and bernoulli_.Tensor(self, p, *, generator)
+// P(word < p * 2^64) over 64-bit words: p to 2^-64, as the CPU's double
+// uniform gives it, with no float64 on the device (a TPU has none).
 TORCH_TPU_LOWERING("bernoulli_.float", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
-  TensorType ft(DType::F64, out.dims);
-  Value u = b.convert(uniform01(b, c, v, 2, out.dims, DType::F64), DType::F64);
-  return Values{b.convert(b.compare(u, b.splat_float(ft, c.arg(1).d), "LT"), out.dtype)};
+  double p = c.arg(1).d;
+  TensorType ut(DType::U64, out.dims);
+  Value bits = random_bits(b, c, v, 2, out.dims, DType::U64);
+  uint64_t threshold = p > 0 ? static_cast<uint64_t>(std::ldexp(p, 64)) : 0;  // p < 1 here
+  Value hit = p >= 1 ? b.compare(bits, bits, "EQ")
+                     : b.compare(bits, b.splat_int(ut, static_cast<int64_t>(threshold)), "LT");
+  return Values{b.convert(hit, out.dtype)};
 });
 
+// A tensor of probabilities is compared with uniforms of its own precision
+// (float32 ones for float32 and half types).
 TORCH_TPU_LOWERING("bernoulli_.Tensor", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
-  TensorType ft(DType::F64, out.dims);
-  Value u = uniform01(b, c, v, 2, out.dims, DType::F64);
+  DType acc = acc_type(operand(c, v, 1).type.dtype);
+  TensorType ft(acc, out.dims);
+  Value u = uniform01(b, c, v, 2, out.dims, acc);
   Value p = to_type(b, operand(c, v, 1), ft);
   return Values{b.convert(b.compare(u, p, "LT"), out.dtype)};
 });
