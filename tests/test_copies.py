@@ -255,3 +255,18 @@ def test_complex_op_without_complex_rule_falls_back_visibly(monkeypatch):
     monkeypatch.setenv("TORCH_TPU_FALLBACK", "error")
     with pytest.raises(NotImplementedError, match="no tpu lowering"):
         torch.exp(z.to("tpu"))
+
+
+@pytest.mark.parametrize("src", [torch.float32, torch.bfloat16, torch.float16, torch.float64])
+@pytest.mark.parametrize("dst", [torch.uint8, torch.uint16, torch.uint32])
+def test_float_to_unsigned_out_of_range_wraps_like_the_cpu(src, dst):
+    """Out of the unsigned range the cast is undefined in C++; the CPU's x86
+    kernels truncate through a signed int and wrap (-1.5 -> 255 for uint8),
+    XLA would saturate (0). The CPU's values, through a view, in-kernel too
+    (all() into a uint8 out= converts its input first, as the CPU)."""
+    x = torch.tensor([[-1.13, -0.5, 300.7, -300.2], [255.9, 65504.0, -7000.2, 0.0]]).to(src)
+    assert_close(x.to("tpu").t().to(dst).cpu(), x.t().to(dst), rtol=0, atol=0)
+    out = torch.empty((), dtype=torch.uint8)
+    want = torch.all(x[0, :1], dim=-1, out=out).clone()
+    got = torch.all(x[0, :1].to("tpu"), dim=-1, out=out.to("tpu")).cpu()
+    assert_close(got, want, rtol=0, atol=0)

@@ -213,6 +213,12 @@ Value Builder::convert(const Value& a, DType to) {
     Value lim = splat_float(f.type, 448.0);
     return emit1("convert", {minimum(maximum(f, negate(lim)), lim)}, "", a.type.with_dtype(to));
   }
+  // A float out of an unsigned type's range is undefined in C++; the CPU's
+  // kernels (x86) truncate through a signed int and wrap (-1.5 -> 255 for
+  // uint8, 300.7 -> 44); XLA saturates (0, 255). Converting through a wider
+  // signed type gives the CPU's values for anything within that type.
+  if (is_float(a.type.dtype) && is_unsigned(to) && dtype_bits(to) <= 32)
+    return convert(convert(a, dtype_bits(to) == 32 ? DType::I64 : DType::I32), to);
   Value r = emit1("convert", {a}, "", a.type.with_dtype(to));
   // XLA's simplifier turns arithmetic on a converted bool into a select
   // (convert(p) / 0.0 -> p ? inf : 0), which drops the NaN and inf of
