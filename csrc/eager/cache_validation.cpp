@@ -1,4 +1,5 @@
 #include "eager/cache_validation.h"
+#include "eager/program_text.h"
 
 #include <c10/util/Exception.h>
 
@@ -17,15 +18,6 @@ std::string describe(const FreshOutput& f) {
   std::ostringstream s;
   s << c10::toString(f.dtype) << c10::IntArrayRef(f.sizes) << " strides " << c10::IntArrayRef(f.strides);
   return s.str();
-}
-
-std::string line_at(const std::string& text, size_t pos) {
-  size_t begin = text.rfind('\n', pos);
-  begin = begin == std::string::npos ? 0 : begin + 1;
-  size_t end = text.find('\n', pos);
-  std::string line = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-  size_t first = line.find_first_not_of(' ');
-  return first == std::string::npos ? line : line.substr(first);
 }
 
 [[noreturn]] void gap(const std::string& op, const std::string& fact) {

@@ -1,4 +1,5 @@
 #include "eager/tpu_type_check.h"
+#include "eager/program_text.h"
 
 #include <c10/util/Exception.h>
 
@@ -18,15 +19,6 @@ size_t find_f64(const std::string& text) {
     if ((before == '<' || before == 'x') && (after == '>' || after == ',')) return pos;
   }
   return std::string::npos;
-}
-
-std::string line_at(const std::string& text, size_t pos) {
-  size_t begin = text.rfind('\n', pos);
-  begin = begin == std::string::npos ? 0 : begin + 1;
-  size_t end = text.find('\n', pos);
-  std::string line = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-  size_t first = line.find_first_not_of(' ');
-  return first == std::string::npos ? line : line.substr(first);
 }
 
 std::atomic<bool> check_on{[] {
