@@ -159,15 +159,15 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
     }
     return fresh;
   };
-  hlo::DType default_float = to_hlo(c10::typeMetaToScalarType(c10::get_default_dtype()));
-  ops::MatmulPrecision precision = matmul_precision();
   p.inv.lower = [&](hlo::Builder& b, const std::vector<hlo::Value>& tensors, const std::vector<hlo::Value>& scalars) {
     // Only on a miss: dtypes are in the key, so a cached program passed it.
+    // The default dtype and matmul precision are key fields too, read here
+    // (still inside this call) so a hit pays for neither.
     check_float8_support(schema, *stack, first);
     ops::OpCall call;
     call.op = variant.rule;
-    call.default_float = default_float;
-    call.matmul_precision = precision;
+    call.default_float = to_hlo(c10::typeMetaToScalarType(c10::get_default_dtype()));
+    call.matmul_precision = matmul_precision();
     size_t n_args = direct ? p.args.size() : variant.num_functional_args;
     call.args.assign(p.args.begin(), p.args.begin() + n_args);
     std::vector<hlo::Value> operands;

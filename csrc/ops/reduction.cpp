@@ -205,7 +205,7 @@ TORCH_TPU_LOWERING("any.dims", allany_rule<false>);
 
 // var/std(self, dim?, *, correction?, keepdim) and the _mean forms: two-pass
 // (mean, then squared deviations) in the compute type; the divisor is
-// max(N - correction, 0) with correction a runtime scalar (default 1).
+// max(0, N - correction) with correction a runtime scalar (default 1).
 struct Moments {
   Value var, mean;
 };
@@ -226,7 +226,9 @@ Moments moments(Builder& b, const OpCall& c, const Values& v) {
   Value d = b.subtract(xa, b.broadcast_in_dim(mean, xa.type.dims, kept));
   Value ss = reduce1(b, b.multiply(d, d), dims, b.constant_float(acc, 0), "add");
   Value corr = c.arg(2).is_none() ? b.constant_float(acc, 1) : b.convert(operand(c, v, 2), acc);
-  Value divisor = b.maximum(b.subtract(n, corr), b.constant_float(acc, 0));
+  // The CPU's std::max(0, N - correction): a NaN difference gives 0 too.
+  Value diff = b.subtract(n, corr), zero = b.constant_float(acc, 0);
+  Value divisor = b.select(b.compare(diff, zero, "GT"), diff, zero);
   return {b.divide(ss, b.broadcast_to(divisor, ss.type.dims)), mean};
 }
 

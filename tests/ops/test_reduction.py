@@ -195,6 +195,7 @@ def test_var_std(dtype, shape, dim):
     check(lambda t: torch.std_mean(t, dim, keepdim=True), x)
 
 
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom")
 def test_var_std_variants():
     x = make((4, 5), torch.float32, noncontiguous=True)
     check(lambda t: t.var(unbiased=False), x)
@@ -203,6 +204,11 @@ def test_var_std_variants():
     check(lambda t: torch.std_mean(t, 1, correction=0), make((3, 4), torch.float64))
     check_inplace(lambda o, t: torch.var(t, 0, out=o), torch.empty(5), x)
     check_raises_like_cpu(torch.var, make((3,), torch.int64))
+    # Corrections past N (the CPU clamps the divisor at 0, NaN included).
+    for corr in (float("nan"), float("inf"), -float("inf"), 10.0):
+        check(lambda t: torch.var(t, 1, correction=corr), x)
+        check(lambda t: torch.std_mean(t, 0, correction=corr), x)
+    check(lambda t: torch.var(t, 1, correction=float("nan")), torch.empty(3, 0))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32], ids=str)
