@@ -18,6 +18,9 @@ echo "== Python tests"
 # Verify-only check mode, on for the whole run: every eager cache hit
 # rebuilds its program and fails loudly if the cache key missed a fact.
 export TORCH_TPU_VALIDATE_CACHE=1
+# Verify-only too: every program compiled for work without float64/complex128
+# tensors must hold no f64 (a TPU has none); one that does fails its test.
+export TORCH_TPU_CHECK_TPU_TYPES=1
 # One pytest process per op-family file, then the rest: keeps a failure in
 # one family from hiding the others. (A single process over everything once
 # died late in the run: cached XLA executables exhausted the process's memory

@@ -152,12 +152,16 @@ def test_arange_counts_exactly_without_f64(args, dtype):
     assert_close(got, torch.arange(*args, dtype=dtype), rtol=0, atol=0)
 
 
-def test_arange_with_steps_inexact_in_float32_keeps_the_cpu_values():
-    """A step like 0.1 needs the CPU's double accumulation: still exact (the
-    program keeps f64 for it, a known TPU gap the check names)."""
-    _C._set_tpu_type_check(False)
-    for args in [(0, 1, 0.1), (1e7, 1e7 + 3, 0.7)]:
-        assert_close(torch.arange(*args, device=TPU).cpu(), torch.arange(*args), rtol=0, atol=0)
+def test_arange_with_steps_inexact_in_float32_counts_in_float32():
+    """A step like 0.1 is not exact in f32: the CPU counts in double and
+    rounds once; a TPU program counts in f32 (no f64): start + i * step with
+    the step rounded to f32 and two roundings, so within two f32 ulps of the
+    range's largest magnitude (here the check mode is on: no f64 in it)."""
+    for args in [(0, 1, 0.1), (1e7, 1e7 + 3, 0.7), (-2.5, 7.3, 0.3)]:
+        got, want = torch.arange(*args, device=TPU).cpu(), torch.arange(*args)
+        assert got.dtype == want.dtype == torch.float32 and got.shape == want.shape
+        bound = 2 * torch.finfo(torch.float32).eps * max(abs(args[0]), abs(args[1]))
+        assert ((got - want).abs() <= bound).all(), (args, got - want)
 
 
 def test_compiled_graph_constants_are_float32_in_float32_work():
@@ -183,3 +187,59 @@ def test_bernoulli_without_f64(dtype):
                                                                 else torch.float32)
     y = torch.bernoulli(probs.to(TPU)).cpu().double().view(-1, 3).mean(0)
     assert_close(y, torch.tensor([0.0, 0.25, 1.0], dtype=torch.float64), rtol=0, atol=6 * (0.1875 / (n // 4)) ** 0.5)
+
+
+def _exact_linspace(start, end, steps):
+    """start + (end - start) k / (steps - 1), truncated, in exact rationals
+    (the first half up from start, the second down from end)."""
+    from fractions import Fraction
+    import math
+    d = Fraction(end - start, steps - 1)
+    return [math.trunc(start + d * k if k < steps // 2 else end - d * (steps - 1 - k)) for k in range(steps)]
+
+
+@pytest.mark.parametrize("start,end,steps,dtype", [
+    (0, 1, 5, torch.int64), (-299, 205, 87, torch.int64), (260, -6, 115, torch.int64), (-97, 9, 73, torch.int16),
+    (3, 250, 40, torch.uint8), (-2**40, 2**40 + 7, 33, torch.int64), (5, 5, 3, torch.int32)])
+def test_linspace_into_integers_is_exact_in_int64(start, end, steps, dtype):
+    """No f64: exact integer arithmetic (the CPU's double kernel rounds its
+    step, and its contiguous path adds it to a truncated vector base)."""
+    got = torch.linspace(start, end, steps, dtype=dtype, device=TPU).cpu()
+    assert got.dtype == dtype
+    assert got.tolist() == _exact_linspace(start, end, steps)
+    # The CPU's scalar kernel (a strided out=) agrees wherever its double rounding does.
+    out = torch.empty(2 * steps, dtype=dtype)[::2]
+    torch.linspace(start, end, steps, out=out)
+    assert (got != out).sum() <= max(1, steps // 20)
+
+
+def test_linspace_into_integers_overflow_raises():
+    with pytest.raises(RuntimeError, match="linspace: end - start times steps - 1 overflows int64"):
+        torch.linspace(-2**62, 2**62, 5, dtype=torch.int64, device=TPU).cpu()
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.float32, torch.bfloat16])
+def test_logspace_integer_powers_are_exact(dtype):
+    for args in [(0, 9, 10), (0, 18, 7), (-2, 3, 6)]:
+        base = 10.0 if dtype != torch.int32 or args[1] <= 9 else 2.0
+        got = torch.logspace(*args, base=base, dtype=dtype, device=TPU).cpu()
+        assert_close(got, torch.logspace(*args, base=base, dtype=dtype), rtol=0 if not dtype.is_floating_point else None,
+                     atol=0 if not dtype.is_floating_point else None)
+
+
+def test_zero_dim_float64_cpu_tensor_is_the_users_float64():
+    """A 0-d float64 CPU tensor beside float32 tpu tensors is the user's
+    float64, as a tpu float64 tensor is: the check lets it through."""
+    x = torch.randn(5)
+    s = torch.tensor(0.1, dtype=torch.float64)
+    assert_close((x.to(TPU) * s).cpu(), x * s)
+
+
+def test_compiled_graph_with_float64_intermediates_is_the_users_float64():
+    """Diffusers' Flux rope computes in float64 inside a float32 graph."""
+    def f(x):
+        freqs = 1.0 / (10000 ** (torch.arange(0, 4, 2, dtype=torch.float64, device=x.device) / 4))
+        return x * freqs.float().sum()
+
+    x = torch.randn(3)
+    assert_close(torch.compile(f, backend="tpu", dynamic=False)(x.to(TPU)).cpu(), f(x))

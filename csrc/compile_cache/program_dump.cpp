@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 
@@ -26,6 +27,8 @@ void set_program_dump_dir(const std::string& d) {
 void dump_program(const std::string& program) {
   std::lock_guard<std::mutex> lock(mu);
   if (dir.empty()) return;
+  std::error_code ignored;
+  std::filesystem::create_directories(dir, ignored);  // a failure shows as a missing file, nothing else
   std::string path = dir + "/" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".mlir";
   std::ofstream(path) << program;  // a failed write loses a debug file, nothing else
 }

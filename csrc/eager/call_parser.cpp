@@ -69,7 +69,8 @@ int add_tensor_operand(ParsedCall& p, const at::Tensor& t) {
   RuntimeScalar s;
   s.dtype = to_hlo(t.scalar_type(), p.inv.op.c_str());
   std::memcpy(s.bytes.data(), t.const_data_ptr(), t.element_size());
-  return add_scalar_operand(p, s, t.unsafeGetTensorImpl()->is_wrapped_number());
+  s.user_tensor = !t.unsafeGetTensorImpl()->is_wrapped_number();
+  return add_scalar_operand(p, s, !s.user_tensor);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "eager/executor.h"
 
 #include <ATen/EmptyTensor.h>
+#include <c10/core/DefaultDtype.h>
 #include <c10/core/StorageImpl.h>
 #include <c10/util/Exception.h>
 
@@ -23,6 +24,7 @@
 #include "eager/scalar_operand_cache.h"
 #include "eager/tpu_type_check.h"
 #include "ops/lowering_error.h"
+#include "ops/number_precision.h"
 #include "ops/runtime_check.h"
 #include "ops/view_lowering.h"
 #include "pjrt/error.h"
@@ -117,31 +119,20 @@ std::shared_ptr<pjrt::Buffer> scalar_buffer(const RuntimeScalar& s, int device_i
   return device::upload(s.bytes.data(), hlo::TensorType(s.dtype, {}), device_index);
 }
 
-double read_f64(const RuntimeScalar& s) {
-  double v;
-  std::memcpy(&v, s.bytes.data(), sizeof(v));
-  return v;
-}
-
 // The program type of each runtime scalar: as parsed, but f32 for a
-// f32_if_float_results scalar when the call promoted it with integer tensors
-// to float: every result is float32-or-narrower, or every result is bool
-// from non-bool inputs (a comparison, computed in float on the CPU).
+// f32_if_float_results scalar when the results say so (ops/number_precision.h).
 std::vector<hlo::DType> scalar_types(const Invocation& inv, const std::vector<TensorFacts>& facts,
                                      const std::vector<FreshOutput>& fresh) {
   std::vector<hlo::DType> results;
   for (size_t i = inv.inputs.size(); i < facts.size(); ++i) results.push_back(facts[i].view.dtype);
   for (const FreshOutput& f : fresh)
     if (f.defined) results.push_back(to_hlo(f.dtype, inv.op.c_str()));
-  bool floats = !results.empty(), compared = !results.empty();
-  for (hlo::DType t : results) {
-    floats &= hlo::is_float(t) && t != hlo::DType::F64;
-    compared &= t == hlo::DType::Pred;
-  }
-  for (size_t i = 0; i < inv.inputs.size(); ++i) compared &= facts[i].view.dtype != hlo::DType::Pred;
+  bool pred_input = false;
+  for (size_t i = 0; i < inv.inputs.size(); ++i) pred_input |= facts[i].view.dtype == hlo::DType::Pred;
+  bool narrow = ops::results_take_narrow(results, pred_input);
   std::vector<hlo::DType> types;
   for (const RuntimeScalar& s : inv.scalars)
-    types.push_back(s.f32_if_float_results && (floats || compared) ? hlo::DType::F32 : s.dtype);
+    types.push_back(s.f32_if_float_results && narrow ? hlo::DType::F32 : s.dtype);
   return types;
 }
 
@@ -277,6 +268,11 @@ std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<Tensor
     for (const TensorFacts& f : facts) work.push_back(f.view.dtype);
     for (const StorageSlot* g : groups) work.push_back(g->layout.dtype);
     for (const FreshOutput& f : draft.plan->fresh) work.push_back(to_hlo(f.dtype, inv.op.c_str()));
+    work.insert(work.end(), inv.internal_dtypes.begin(), inv.internal_dtypes.end());
+    for (const RuntimeScalar& s : inv.scalars)
+      if (s.user_tensor) work.push_back(s.dtype);
+    // torch.set_default_dtype(torch.float64) asks for f64 promotion too.
+    work.push_back(to_hlo(c10::typeMetaToScalarType(c10::get_default_dtype()), inv.op.c_str()));
     check_tpu_types(inv.op, work, text);
   }
   auto t0 = std::chrono::steady_clock::now();
@@ -404,7 +400,7 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   for (size_t i = 0; i < inv.scalars.size(); ++i) {
     const RuntimeScalar& s = inv.scalars[i];
     keep.push_back(cached_scalar_buffer(
-        plan->scalar_types[i] == s.dtype ? s : runtime_scalar_as(c10::Scalar(read_f64(s)), plan->scalar_types[i]),
+        plan->scalar_types[i] == s.dtype ? s : runtime_scalar_as(c10::Scalar(s.as<double>()), plan->scalar_types[i]),
         inv.device_index));
     args.push_back(keep.back().get());
   }

@@ -7,6 +7,7 @@
 #include <c10/core/Scalar.h>
 
 #include <array>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,6 +25,17 @@ struct RuntimeScalar {
   // the call's results are float (it promoted: the CPU computes in float),
   // at full value otherwise (stored into an integer tensor, compared).
   bool f32_if_float_results = false;
+  // A 0-d CPU tensor of the user's (not a Python number): its dtype is the
+  // user's choice, as a device tensor's is (the TPU type check counts it).
+  bool user_tensor = false;
+
+  // The stored value as T (the caller knows dtype holds a T).
+  template <typename T>
+  T as() const {
+    T v;
+    std::memcpy(&v, bytes.data(), sizeof(T));
+    return v;
+  }
 };
 RuntimeScalar runtime_scalar(const c10::Scalar& s, const char* op);
 RuntimeScalar runtime_scalar_as(const c10::Scalar& s, hlo::DType dtype);
@@ -57,6 +69,10 @@ struct Invocation {
   // its offset by the plan's increment (the largest result's element count).
   std::vector<at::Generator> generators;
   int device_index = 0;
+  // Dtypes the user's program computes in beyond its inputs and outputs (a
+  // graph's intermediate tensors): float64 ones are the user's choice too,
+  // for the TPU type check.
+  std::vector<hlo::DType> internal_dtypes;
   // Called only on a cache miss:
   std::function<std::vector<FreshOutput>()> infer_fresh;
   LowerFn lower;

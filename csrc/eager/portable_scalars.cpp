@@ -9,60 +9,57 @@
 #include <cstring>
 
 #include "eager/dtype_map.h"
+#include "ops/number_precision.h"
 
 namespace torch_tpu::eager {
 
 namespace {
 
 bool wide(c10::ScalarType t) { return t == c10::kDouble || t == c10::kComplexDouble; }
-bool wide(hlo::DType t) { return t == hlo::DType::F64 || t == hlo::DType::C128; }
-bool floating(hlo::DType t) { return hlo::is_float(t) || hlo::is_complex(t); }
-
-template <typename T>
-T read(const RuntimeScalar& s) {
-  T v;
-  std::memcpy(&v, s.bytes.data(), sizeof(T));
-  return v;
-}
 
 bool exact_in_f32(double v) { return std::isnan(v) || static_cast<double>(static_cast<float>(v)) == v; }
 
 // The CPU computes these in double whatever the output type (arange,
-// linspace and logspace accumulate their steps in double): their rules keep
-// the f64 scalars unless f32 computes the same values (see arange below).
+// linspace and logspace accumulate their steps in double): their rules take
+// the scalars as given and convert them into their own compute types.
 bool computes_in_double(const std::string& op) {
   return op.rfind("arange", 0) == 0 || op.rfind("linspace", 0) == 0 || op.rfind("logspace", 0) == 0;
 }
 
 // arange(start, end, step) into a float32-or-narrower tensor counts in f32
-// exactly when start and step are multiples of one power of two 2^-k and
-// every value start + i * step (and i * step) stays under 2^24 * 2^-k: then
-// each is an f32 with an exact product and sum, the CPU's double result.
-bool arange_exact_in_f32(double start, double end, double step) {
-  double bound = 2 * (std::max(std::fabs(start), std::fabs(end)) + std::fabs(step));
-  for (int k = 0; k <= 40; ++k) {
-    double scale = std::ldexp(1.0, k);
-    if (bound * scale >= 16777216.0) return false;
-    if (std::trunc(start * scale) == start * scale && std::trunc(step * scale) == step * scale) return true;
-  }
-  return false;
-}
-
+// (the CPU counts in double and rounds once: the same values wherever start
+// and step are exact in f32 and the counts stay under 2^24, within a rounding
+// or two elsewhere). The length comes from the host's meta kernel, in double.
+// An integer result counts in int64 from start.to<int64_t>() and
+// step.to<int64_t>() (the CPU's accumulate type), converted here the same way.
 void narrow_arange(ParsedCall& p) {
   Invocation& inv = p.inv;
-  if (inv.op != "arange.start_out" || inv.targets.size() != 1 || inv.scalars.size() != 3) return;
+  if (inv.targets.size() != 1) return;
   c10::ScalarType out = inv.targets[0].scalar_type();
-  if (!c10::isFloatingType(out) || wide(out)) return;
-  double v[3];
-  for (int i = 0; i < 3; ++i) {
-    const RuntimeScalar& s = inv.scalars[i];
-    if (s.dtype == hlo::DType::F64) v[i] = read<double>(s);
-    else if (s.dtype == hlo::DType::I64) v[i] = static_cast<double>(read<int64_t>(s));
-    else return;
-  }
-  if (!arange_exact_in_f32(v[0], v[1], v[2])) return;
+  if (wide(out) || c10::isComplexType(out)) return;
+  bool integral = !c10::isFloatingType(out);
   for (RuntimeScalar& s : inv.scalars)
-    if (s.dtype == hlo::DType::F64) s = runtime_scalar_as(c10::Scalar(read<double>(s)), hlo::DType::F32);
+    if (s.dtype == hlo::DType::F64)
+      s = integral ? scalar_for_target(c10::Scalar(s.as<double>()), c10::kLong)
+                   : runtime_scalar_as(c10::Scalar(s.as<double>()), hlo::DType::F32);
+}
+
+// linspace and logspace take start and end as start.to<result type>() on the
+// CPU: the host converts them the same way, so no f64 reaches a program for
+// float32-or-narrower or integer results.
+void narrow_range_ends(ParsedCall& p) {
+  Invocation& inv = p.inv;
+  if (inv.targets.size() != 1 || inv.scalars.size() < 2) return;
+  c10::ScalarType out = inv.targets[0].scalar_type();
+  if (wide(out) || c10::isComplexType(out)) return;
+  // A one-step logspace fills base ** start with start as a double (f32 here).
+  bool one_step = inv.op == "logspace.out" && p.args.size() > 2 && p.args[2].i == 1;
+  if (one_step) out = c10::kFloat;
+  for (int k = 0; k < 2; ++k) {
+    RuntimeScalar& s = inv.scalars[k];
+    if (s.dtype == hlo::DType::F64) s = scalar_for_target(c10::Scalar(s.as<double>()), out);
+    else if (s.dtype == hlo::DType::I64) s = scalar_for_target(c10::Scalar(s.as<int64_t>()), out);
+  }
 }
 
 // TORCH_TPU_DEBUG_WIDE_SCALARS=1 turns narrowing off, so a test can show
@@ -80,23 +77,17 @@ bool narrowing_off() {
 void narrow_scalars_for_tpu(ParsedCall& p) {
   Invocation& inv = p.inv;
   if (inv.scalars.empty() || narrowing_off()) return;
-  if (computes_in_double(inv.op)) return narrow_arange(p);
-  if (wide(c10::typeMetaToScalarType(c10::get_default_dtype()))) return;
-  bool float_tensor = false, integral_dtype_arg = false;
+  if (inv.op == "arange.start_out") return narrow_arange(p);
+  if (inv.op == "linspace.out" || inv.op == "logspace.out") return narrow_range_ends(p);
+  if (computes_in_double(inv.op)) return;
+  // (The default dtype needs no look: where it decides a result's type, an
+  // f64 result keeps the number wide through NarrowIfFloatResults.)
+  ops::NumberContext c;
   for (const auto* ts : {&inv.inputs, &inv.targets})
-    for (const at::Tensor& t : *ts) {
-      if (wide(t.scalar_type())) return;
-      float_tensor |= c10::isFloatingType(t.scalar_type()) || c10::isComplexType(t.scalar_type());
-    }
+    for (const at::Tensor& t : *ts) c.see_tensor(to_hlo(t.scalar_type(), inv.op.c_str()));
   for (const ops::Arg& a : p.args)
-    if (a.kind == ops::Arg::Kind::DType) {
-      if (wide(a.dtype)) return;
-      float_tensor |= floating(a.dtype);
-      integral_dtype_arg |= !floating(a.dtype);
-    }
-  // A float tensor sets a float compute type (a Python float never raises a
-  // float tensor's type), unless the call converts into an integral dtype.
-  bool float_work = float_tensor && !integral_dtype_arg;
+    if (a.kind == ops::Arg::Kind::DType) c.see_dtype_arg(a.dtype);
+  if (c.wide) return;
   for (size_t k = 0; k < p.scalar_of_operand.size(); ++k) {
     int si = p.scalar_of_operand[k];
     if (si < 0 || si >= static_cast<int>(inv.scalars.size())) continue;  // generator operands
@@ -105,12 +96,13 @@ void narrow_scalars_for_tpu(ParsedCall& p) {
     if (!p.operand_is_number[k]) continue;
     RuntimeScalar& s = inv.scalars[si];
     if (s.dtype == hlo::DType::F64) {
-      double v = read<double>(s);
-      if (float_work || exact_in_f32(v)) s = runtime_scalar_as(c10::Scalar(v), hlo::DType::F32);
-      else if (!float_tensor) s.f32_if_float_results = true;
+      double v = s.as<double>();
+      ops::NumberWidth w = ops::number_width(c, exact_in_f32(v));
+      if (w == ops::NumberWidth::Narrow) s = runtime_scalar_as(c10::Scalar(v), hlo::DType::F32);
+      else if (w == ops::NumberWidth::NarrowIfFloatResults) s.f32_if_float_results = true;
     } else if (s.dtype == hlo::DType::C128) {
-      auto v = read<c10::complex<double>>(s);
-      if (float_work || (exact_in_f32(v.real()) && exact_in_f32(v.imag())))
+      auto v = s.as<c10::complex<double>>();
+      if (ops::number_width(c, exact_in_f32(v.real()) && exact_in_f32(v.imag())) == ops::NumberWidth::Narrow)
         s = runtime_scalar_as(c10::Scalar(v), hlo::DType::C64);
     }
   }

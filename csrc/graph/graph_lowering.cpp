@@ -5,6 +5,7 @@
 #include "graph/graph_desc.h"
 #include "graph/structural_rules.h"
 #include "ops/lowering_helpers.h"
+#include "ops/number_precision.h"
 #include "ops/registry.h"
 
 namespace torch_tpu::graph {
@@ -17,37 +18,34 @@ const ops::LoweringRule* rule_for(const std::string& op) {
   return ops::find_lowering(op);
 }
 
-bool wide(hlo::DType t) { return t == hlo::DType::F64 || t == hlo::DType::C128; }
-
-// Whether the node's f64 number constants may be f32 (a TPU has no f64), by
-// the eager rule (eager/portable_scalars.cpp) with the results known: no
-// float64 work, and the CPU computes in float32-or-narrower (a float tensor
-// sets the type, or integers promote to a float result or are compared).
+// Whether the node's f64 number constants may be f32 (a TPU has no f64):
+// the eager rule (ops/number_precision.h), with the results known.
 bool f32_numbers(const GraphNode& node, const std::vector<hlo::Value>& values) {
-  bool float_tensor = false, integral_dtype = false, pred_input = false;
+  ops::NumberContext c;
+  bool pred_input = false;
   for (const NodeArg& na : node.args) {
-    if (na.kind == Arg::Kind::DType) {
-      if (wide(na.dtype)) return false;
-      integral_dtype |= !hlo::is_float(na.dtype) && !hlo::is_complex(na.dtype);
-    }
-    if (na.constant && (na.number_dtype == hlo::DType::F64 || na.number_dtype == hlo::DType::C128) && !na.is_number)
-      return false;  // a 0-d float64 CPU constant tensor keeps its type next to integers
+    if (na.kind == Arg::Kind::DType) c.see_dtype_arg(na.dtype);
+    if (na.constant && ops::is_wide(na.number_dtype) && !na.is_number)
+      c.wide = true;  // a 0-d float64 CPU constant tensor keeps its type next to integers
     if (na.kind != Arg::Kind::Tensor && na.kind != Arg::Kind::TensorList) continue;
     for (int id : na.values) {
       if (id < 0) continue;
       hlo::DType t = values.at(id).type.dtype;
-      if (wide(t)) return false;
-      float_tensor |= hlo::is_float(t) || hlo::is_complex(t);
+      c.see_tensor(t);
       pred_input |= t == hlo::DType::Pred;
     }
   }
-  bool floats = !node.outputs.empty(), compared = !node.outputs.empty() && !pred_input;
+  std::vector<hlo::DType> results;
   for (const hlo::TensorType& o : node.outputs) {
-    if (wide(o.dtype)) return false;
-    floats &= hlo::is_float(o.dtype) || hlo::is_complex(o.dtype);
-    compared &= o.dtype == hlo::DType::Pred;
+    c.see_tensor(o.dtype);
+    results.push_back(o.dtype);
   }
-  return !integral_dtype && (float_tensor || floats || compared);
+  switch (ops::number_width(c, /*exact_in_narrow=*/false)) {
+    case ops::NumberWidth::Narrow: return true;
+    case ops::NumberWidth::NarrowIfFloatResults: return ops::results_take_narrow(results, pred_input);
+    case ops::NumberWidth::Keep: return false;
+  }
+  return false;
 }
 
 hlo::Value number_constant(hlo::Builder& b, const NodeArg& a, bool f32) {

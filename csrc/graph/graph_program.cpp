@@ -6,6 +6,7 @@
 
 #include "device/generator.h"
 #include "eager/dtype_map.h"
+#include "eager/tpu_type_check.h"
 
 namespace torch_tpu::graph {
 
@@ -51,6 +52,7 @@ std::vector<at::Tensor> GraphProgram::run(const std::vector<at::Tensor>& args) {
       eager::RuntimeScalar s;
       s.dtype = eager::to_hlo(t.scalar_type(), "graph");
       std::memcpy(s.bytes.data(), t.const_data_ptr(), t.element_size());
+      s.user_tensor = !t.unsafeGetTensorImpl()->is_wrapped_number();
       slot[i] = -1 - static_cast<int>(inv.scalars.size());
       inv.scalars.push_back(s);
       key.push_back('s');
@@ -66,6 +68,11 @@ std::vector<at::Tensor> GraphProgram::run(const std::vector<at::Tensor>& args) {
   for (int k = 0; k < desc_.num_generators; ++k)
     inv.generators.push_back(device::default_generator(static_cast<c10::DeviceIndex>(inv.device_index)));
   inv.static_key = std::move(key);
+  if (eager::tpu_type_check_enabled()) {
+    inv.internal_dtypes.push_back(desc_.default_float);
+    for (const GraphNode& n : desc_.nodes)
+      for (const hlo::TensorType& o : n.outputs) inv.internal_dtypes.push_back(o.dtype);
+  }
   inv.infer_fresh = [this]() { return result_metas_; };
   size_t n_scalars = inv.scalars.size();
   inv.lower = [this, &slot, n_scalars](hlo::Builder& b, const std::vector<hlo::Value>& tensors,

@@ -62,8 +62,9 @@ Value log_add_exp(Builder& b, const Value& x, const Value& y) {
 // logcumsumexp(self, dim)
 Values logcumsumexp_rule(Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
-  // The CPU's acc_type: double for float, float for half types.
-  DType acc = out.dtype == DType::F32 || out.dtype == DType::F64 ? DType::F64 : compute_type(out.dtype);
+  // The CPU's acc_type is double for float; f32 here keeps the program
+  // TPU-portable (widest_internal_type), within float's rounding of it.
+  DType acc = out.dtype == DType::F64 ? DType::F64 : DType::F32;
   Value x = b.convert(operand(c, v, 0), acc);
   if (x.type.rank() == 0 || x.type.numel() == 0) return {b.convert(x, out.dtype)};
   int64_t dim = c.arg(1).i < 0 ? c.arg(1).i + x.type.rank() : c.arg(1).i;

@@ -9,6 +9,7 @@
 #include "ops/elementwise_common.h"
 #include "ops/lowering_error.h"
 #include "ops/registry.h"
+#include "ops/type_promotion.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -96,14 +97,19 @@ Value cephes_zeta(Builder& b, const Value& x, const Value& q) {
   Value w = a, tail = b.subtract(b.add(s, b.divide(b.multiply(term, w), b.subtract(x, k(1)))),
                                  b.multiply(k(0.5), term));
   Value prod = k(1), kk = k(0);
+  // Below float64 (f32, where the CPU has double) prod alone overflows for
+  // large x: carry u = prod * term / w^j instead, one bounded factor a step.
+  bool narrow = x.type.dtype != DType::F64;
+  Value u = b.multiply(b.divide(x, w), term);
   for (double coef : kTail) {
     Value p1 = b.multiply(prod, b.add(x, kk)), t1 = b.divide(term, w);
-    Value add = b.divide(b.multiply(p1, t1), k(coef)), tail1 = b.add(tail, add);
+    Value add = b.divide(narrow ? u : b.multiply(p1, t1), k(coef)), tail1 = b.add(tail, add);
     Value active = logical_not(b, done);
     tail = pick(active, tail1, tail);
     done = logical_or(b, done, logical_and(b, active, b.compare(b.unary("abs", b.divide(add, tail1)), k(eps), "LT")));
     kk = b.add(kk, k(1));
     prod = b.multiply(p1, b.add(x, kk)), term = b.divide(t1, w);
+    if (narrow) u = b.multiply(u, b.multiply(b.divide(b.add(x, kk), w), b.divide(b.add(x, b.add(kk, k(1))), w)));
     kk = b.add(kk, k(1));
   }
   return pick(direct_done, s, tail);
@@ -114,7 +120,7 @@ Value cephes_zeta(Builder& b, const Value& x, const Value& q) {
 // come first: inf at x == 1, NaN for x < 1, and for q <= 0 inf at integer q,
 // NaN unless x is an integer.
 Value zeta_acc(Builder& b, const Value& x0, const Value& q0) {
-  DType acc = DType::F64;
+  DType acc = widest_internal_type(x0.type.dtype);
   Value x = b.convert(x0, acc), q = b.convert(q0, acc);
   auto k = [&](double v) { return full_like(b, x, v); };
   // CHLO's Euler-Maclaurin tail assumes q + 9 is well above 0; like the CPU's
@@ -212,10 +218,11 @@ Value i0e_wide(Builder& b, const Value& x0) {
   return b.select(is_nan(b, a), a, r);
 }
 
-// For half types the CPU runs its Cephes Chebyshev expansion in that dtype,
+// Below float64 the CPU runs its Cephes Chebyshev expansion in the dtype,
 // rounding every step (results differ from the exact value by an ulp or two,
 // which i0e's gradient i1e - sgn i0e cancels into large relative errors), so
-// half types do the same; float keeps the f64 evaluation above.
+// these do the same (and hold no f64 a TPU lacks); float64 takes the
+// evaluation above.
 constexpr double kI0eA[] = {-4.41534164647933937950E-18, 3.33079451882223809783E-17, -2.43127984654795469359E-16,
     1.71539128555513303061E-15, -1.16853328779934516808E-14, 7.67618549860493561688E-14, -4.85644678311192946090E-13,
     2.95505266312963983461E-12, -1.72682629144155570723E-11, 9.67580903537323691224E-11, -5.18979560163526290666E-10,
@@ -244,7 +251,7 @@ Value chbevl(Builder& b, const Value& t, const double (&c)[N]) {
   return b.multiply(k(0.5), b.subtract(b0, b2));
 }
 
-Value i0e_half(Builder& b, const Value& x0) {
+Value i0e_narrow(Builder& b, const Value& x0) {
   auto k = [&](double v) { return full_like(b, x0, v); };
   Value x = b.unary("abs", x0);
   Value small = chbevl(b, b.subtract(b.divide(x, k(2)), k(2)), kI0eA);
@@ -257,14 +264,14 @@ Value i0e_half(Builder& b, const Value& x0) {
 
 TORCH_TPU_LOWERING("special_i0e", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
-  if (out.dtype == DType::BF16 || out.dtype == DType::F16)
-    return Values{i0e_half(b, lift(b, c, v, 0, out.dtype, out.dtype, out.dims))};
-  return unary_float(b, c, v, [](Builder& b, const Value& x) { return b.convert(i0e_wide(b, x), x.type.dtype); });
+  if (out.dtype != DType::F64) return Values{i0e_narrow(b, lift(b, c, v, 0, out.dtype, out.dtype, out.dims))};
+  return unary_float(b, c, v, [](Builder& b, const Value& x) { return i0e_wide(b, x); });
 });
 // i0(x) = i0e(x) * exp(|x|), inf once exp(|x|) overflows as on the CPU.
 Values i0(Builder& b, const OpCall& c, const Values& v) {
   return unary_float(b, c, v, [](Builder& b, const Value& x) {
-    return b.multiply(b.convert(i0e_wide(b, x), x.type.dtype), b.unary("exponential", b.unary("abs", x)));
+    Value e = x.type.dtype == DType::F64 ? i0e_wide(b, x) : b.convert(i0e_narrow(b, b.convert(x, DType::F32)), x.type.dtype);
+    return b.multiply(e, b.unary("exponential", b.unary("abs", x)));
   });
 }
 TORCH_TPU_LOWERING("i0", i0);

@@ -8,6 +8,7 @@
 #include "ops/elementwise_common.h"
 #include "ops/lowering_error.h"
 #include "ops/registry.h"
+#include "ops/type_promotion.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -126,10 +127,10 @@ Value k0(Builder& b, const Value& x, bool scaled) {
     Value log_i0 = b.multiply(b.unary("log", b.multiply(k(0.5), xs)), i0_small(b, xs));
     small = b.multiply(b.subtract(fit, log_i0), b.unary("exponential", xs));
   } else {
-    Value xw = b.convert(xs, DType::F64);
-    Value log_i0 = b.multiply(b.unary("log", b.multiply(full_like(b, xw, 0.5), xw)),
-                              b.convert(i0_small(b, xs), DType::F64));
-    small = b.convert(b.subtract(b.convert(fit, DType::F64), log_i0), x.type.dtype);
+    DType wide = widest_internal_type(x.type.dtype);
+    Value xw = b.convert(xs, wide);
+    Value log_i0 = b.multiply(b.unary("log", b.multiply(full_like(b, xw, 0.5), xw)), b.convert(i0_small(b, xs), wide));
+    small = b.convert(b.subtract(b.convert(fit, wide), log_i0), x.type.dtype);
   }
   return k_select(b, x, small, k_large(b, x, kK0_B, scaled));
 }

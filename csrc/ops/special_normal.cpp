@@ -7,6 +7,7 @@
 #include "ops/elementwise_common.h"
 #include "ops/lowering_error.h"
 #include "ops/registry.h"
+#include "ops/type_promotion.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -71,12 +72,13 @@ Value ndtri(Builder& b, const Value& y0) {
 // beyond 25 the continued fraction's 5 terms the CPU uses, then 1/(sqrt(pi) x).
 // TPUs emulate f64; this is the accuracy the CPU's Chebyshev fits give.
 Value erfcx_wide(Builder& b, const Value& x0) {
-  Value x = b.convert(x0, DType::F64);
+  DType wide = widest_internal_type(x0.type.dtype);
+  Value x = b.convert(x0, wide);
   auto k = [&](double v) { return full_like(b, x, v); };
   Value xs = b.minimum(x, k(25));
   // Below 0 the CPU computes 2 exp(x^2) - erfcx(-x) with x^2 rounded to x's
   // dtype, which moves the result by up to 2 x^2 ulps; round it the same way.
-  Value sq = b.convert(b.multiply(x0, x0), DType::F64);
+  Value sq = b.convert(b.multiply(x0, x0), wide);
   sq = b.select(b.compare(x, k(0), "LT"), sq, b.multiply(xs, xs));
   Value direct = b.multiply(b.unary("exponential", sq), b.unary("chlo.erfc", xs));
   Value xl = b.maximum(x, k(25));
@@ -88,6 +90,29 @@ Value erfcx_wide(Builder& b, const Value& x0) {
   Value r = b.select(b.compare(x, k(25), "GT"), cf, direct);
   r = b.select(b.compare(x, k(-26.7), "LT"), k(INFINITY), r);
   return b.select(is_nan(b, x), x, r);
+}
+
+// erfcx in f32 (no f64 a TPU lacks): for x >= 1.5 the continued fraction
+// erfcx(x) = pi^-1/2 / (x + (1/2) / (x + 1 / (x + (3/2) / (x + ...)))),
+// 20 levels (within 2 ulps of the double value from 1.5 on); below that
+// exp(x^2) erfc(x). Below 0 the CPU's 2 exp(x^2) - erfcx(-x), x^2 rounded
+// to float as there (inf once exp overflows, near x = -9.38).
+Value erfcx_narrow(Builder& b, const Value& x) {
+  auto k = [&](double v) { return full_like(b, x, v); };
+  Value a = b.unary("abs", x);
+  Value as = b.minimum(a, k(1.5)), al = b.maximum(a, k(1.5));
+  Value direct = b.multiply(b.unary("exponential", b.multiply(as, as)), b.unary("chlo.erfc", as));
+  Value t = k(0);
+  for (int n = 20; n >= 1; --n) t = b.divide(k(n / 2.0), b.add(al, t));
+  Value cf = b.divide(k(0.56418958354775628694807945156), b.add(al, t));
+  Value pos = b.select(b.compare(a, k(1.5), "LT"), direct, cf);
+  Value neg = b.subtract(b.multiply(k(2), b.unary("exponential", b.multiply(x, x))), pos);
+  return b.select(b.compare(x, k(0), "LT"), neg, pos);
+}
+
+// The float64 evaluation, or the f32 one.
+Value erfcx_any(Builder& b, const Value& x) {
+  return x.type.dtype == DType::F64 ? erfcx_wide(b, x) : erfcx_narrow(b, b.convert(x, DType::F32));
 }
 
 // The CPU has float32/float64 kernels only.
@@ -104,21 +129,22 @@ TORCH_TPU_LOWERING("special_ndtri", [](Builder& b, const OpCall& c, const Values
 
 TORCH_TPU_LOWERING("special_erfcx", [](Builder& b, const OpCall& c, const Values& v) {
   reject_half(c, "erfcx_cpu");
-  return unary_float(b, c, v, [](Builder& b, const Value& x) { return b.convert(erfcx_wide(b, x), x.type.dtype); });
+  return unary_float(b, c, v, [](Builder& b, const Value& x) { return b.convert(erfcx_any(b, x), x.type.dtype); });
 });
 
 // log_ndtr(x), t = x / sqrt(2): log(erfcx(-t) / 2) - t^2 below -1 (no
 // underflow), log1p(-erfc(t) / 2) above. t and t^2 are rounded to x's dtype
 // as on the CPU: the gradient exp(-(result + x^2/2)) amplifies any difference
-// in t^2 by x^2. The log terms are computed in f64 with erfcx.
+// in t^2 by x^2. The log terms are computed in f64 with erfcx for float64,
+// in f32 otherwise (TPU-portable).
 TORCH_TPU_LOWERING("special_log_ndtr", [](Builder& b, const OpCall& c, const Values& v) {
   reject_half(c, "log_ndtr_cpu");
   return unary_float(b, c, v, [](Builder& b, const Value& x) {
     DType dt = x.type.dtype;
     Value t = b.multiply(x, full_like(b, x, M_SQRT1_2));
-    Value tw = b.convert(t, DType::F64);
+    Value tw = b.convert(t, widest_internal_type(dt));
     auto k = [&](double v) { return full_like(b, tw, v); };
-    Value log_term = b.unary("log", b.multiply(erfcx_wide(b, b.negate(t)), k(0.5)));
+    Value log_term = b.unary("log", b.multiply(erfcx_any(b, b.negate(tw)), k(0.5)));
     Value low = b.subtract(b.convert(log_term, dt), b.multiply(t, t));
     Value high = b.unary("log_plus_one", b.negate(b.multiply(b.unary("chlo.erfc", tw), k(0.5))));
     Value r = b.select(b.compare(x, full_like(b, x, -1), "LT"), low, b.convert(high, dt));

@@ -10,6 +10,7 @@
 #include "ops/elementwise_common.h"
 #include "ops/lowering_error.h"
 #include "ops/registry.h"
+#include "ops/type_promotion.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -36,7 +37,7 @@ struct P {
   // drift by ulps for large arguments, which the division near a zero of the
   // numerator magnifies. Evaluating in f64 and rounding once matches libm.
   Value wide(const char* op, const Value& a) const {
-    return b.convert(b.unary(op, b.convert(a, DType::F64)), a.type.dtype);
+    return b.convert(b.unary(op, b.convert(a, widest_internal_type(a.type.dtype))), a.type.dtype);
   }
   Value acos(const Value& a) const { return wide("chlo.acos", a); }
   Value cos(const Value& a) const { return wide("cosine", a); }

@@ -100,4 +100,6 @@ DType result_type(const OpCall& call, const std::vector<size_t>& arg_indices) {
 
 DType compute_type(DType t) { return (t == DType::F16 || t == DType::BF16) ? DType::F32 : t; }
 
+DType widest_internal_type(DType t) { return t == DType::F64 || t == DType::C128 ? DType::F64 : DType::F32; }
+
 }  // namespace torch_tpu::ops

@@ -19,4 +19,10 @@ hlo::DType result_type(const OpCall& call, const std::vector<size_t>& arg_indice
 // CPU kernels compute float16/bfloat16 elementwise math in float32.
 hlo::DType compute_type(hlo::DType t);
 
+// The widest float a rule may use internally for work in dtype `t` (where
+// the CPU accumulates in double): f64 only for float64/complex128 work, f32
+// otherwise, so programs for float32-or-narrower work hold no f64 a TPU lacks
+// (DESIGN.md "Portable programs"; TORCH_TPU_CHECK_TPU_TYPES=1 checks it).
+hlo::DType widest_internal_type(hlo::DType t);
+
 }  // namespace torch_tpu::ops
