@@ -1,4 +1,5 @@
 #include "eager/executor.h"
+#include "eager/float64_rule.h"
 
 #include <ATen/EmptyTensor.h>
 #include <c10/core/DefaultDtype.h>
@@ -263,6 +264,10 @@ std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<Tensor
                                  const std::vector<StorageSlot*>& groups) {
   Draft draft = draft_plan(inv, facts, groups);
   const std::string& text = draft.facts.text;
+  if (platform_lacks_float64()) {  // the float64 rule, for tensors made without a factory (dtype views)
+    for (const TensorFacts& f : facts) check_float64_rule(to_scalar_type(f.view.dtype), inv.op.c_str(), true);
+    for (const FreshOutput& f : draft.plan->fresh) check_float64_rule(f.dtype, inv.op.c_str(), true);
+  }
   if (tpu_type_check_enabled()) {
     std::vector<hlo::DType> work;
     for (const TensorFacts& f : facts) work.push_back(f.view.dtype);

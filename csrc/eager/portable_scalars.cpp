@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "eager/dtype_map.h"
+#include "eager/float64_rule.h"
 #include "ops/number_precision.h"
 
 namespace torch_tpu::eager {
@@ -72,14 +73,21 @@ bool narrowing_off() {
   return off;
 }
 
-}  // namespace
+// Under the float64 rule (a TPU platform) no 64-bit float reaches a program:
+// what the rules above kept wide (a 0-d CPU float64 tensor, a Python float
+// beside integers) travels as f32/complex64 (float64 tensors are refused).
+void narrow_all_for_float64_rule(Invocation& inv) {
+  for (RuntimeScalar& s : inv.scalars) {
+    bool user = s.user_tensor;
+    if (s.dtype == hlo::DType::F64) s = runtime_scalar_as(c10::Scalar(s.as<double>()), hlo::DType::F32);
+    else if (s.dtype == hlo::DType::C128) s = runtime_scalar_as(c10::Scalar(s.as<c10::complex<double>>()), hlo::DType::C64);
+    s.user_tensor = user;
+  }
+}
 
-void narrow_scalars_for_tpu(ParsedCall& p) {
+// Python numbers in calls outside the range factories.
+void narrow_numbers(ParsedCall& p) {
   Invocation& inv = p.inv;
-  if (inv.scalars.empty() || narrowing_off()) return;
-  if (inv.op == "arange.start_out") return narrow_arange(p);
-  if (inv.op == "linspace.out" || inv.op == "logspace.out") return narrow_range_ends(p);
-  if (computes_in_double(inv.op)) return;
   // (The default dtype needs no look: where it decides a result's type, an
   // f64 result keeps the number wide through NarrowIfFloatResults.)
   ops::NumberContext c;
@@ -106,6 +114,17 @@ void narrow_scalars_for_tpu(ParsedCall& p) {
         s = runtime_scalar_as(c10::Scalar(v), hlo::DType::C64);
     }
   }
+}
+
+}  // namespace
+
+void narrow_scalars_for_tpu(ParsedCall& p) {
+  Invocation& inv = p.inv;
+  if (inv.scalars.empty() || narrowing_off()) return;
+  if (inv.op == "arange.start_out") narrow_arange(p);
+  else if (inv.op == "linspace.out" || inv.op == "logspace.out") narrow_range_ends(p);
+  else if (!computes_in_double(inv.op)) narrow_numbers(p);
+  if (platform_lacks_float64()) narrow_all_for_float64_rule(inv);
 }
 
 RuntimeScalar scalar_for_target(const c10::Scalar& value, c10::ScalarType target) {

@@ -5,6 +5,7 @@
 #include <torch/library.h>
 
 #include "device/runtime.h"
+#include "eager/float64_rule.h"
 #include "eager/dtype_map.h"
 #include "eager/executor.h"
 #include "ops/view_lowering.h"
@@ -33,6 +34,7 @@ at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarT
   int index = device_index_of(device);
   c10::ScalarType st = c10::dtype_or_default(dtype);
   to_hlo(st, "empty");
+  check_float64_rule(st, "empty");
   for (int64_t s : size) TORCH_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", size);
   auto fmt = memory_format.value_or(c10::MemoryFormat::Contiguous);
   at::Tensor t = new_tpu_tensor(st, size, ops::contiguous_strides(size.vec()), index);
@@ -50,6 +52,7 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::op
   int index = device_index_of(device);
   c10::ScalarType st = c10::dtype_or_default(dtype);
   to_hlo(st, "empty_strided");
+  check_float64_rule(st, "empty_strided");
   TORCH_CHECK(size.size() == stride.size(), "empty_strided: mismatch in length of strides and shape");
   for (int64_t s : size) TORCH_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", size);
   return new_tpu_tensor(st, size, stride, index);

@@ -2,6 +2,7 @@
 // for the same rules the eager executor uses.
 #include <stdexcept>
 
+#include "eager/float64_rule.h"
 #include "graph/graph_desc.h"
 #include "graph/structural_rules.h"
 #include "ops/lowering_helpers.h"
@@ -67,7 +68,7 @@ void build_call(hlo::Builder& b, const GraphNode& node, const std::vector<hlo::V
     call.operand_is_number.push_back(is_number);
     return static_cast<int>(operands.size()) - 1;
   };
-  bool f32 = f32_numbers(node, values);
+  bool f32 = f32_numbers(node, values) || eager::platform_lacks_float64();
   for (const NodeArg& na : node.args) {
     Arg a;
     a.kind = na.kind;

@@ -6,6 +6,7 @@
 
 #include "device/generator.h"
 #include "eager/dtype_map.h"
+#include "eager/float64_rule.h"
 #include "eager/tpu_type_check.h"
 
 namespace torch_tpu::graph {
@@ -53,6 +54,8 @@ std::vector<at::Tensor> GraphProgram::run(const std::vector<at::Tensor>& args) {
       s.dtype = eager::to_hlo(t.scalar_type(), "graph");
       std::memcpy(s.bytes.data(), t.const_data_ptr(), t.element_size());
       s.user_tensor = !t.unsafeGetTensorImpl()->is_wrapped_number();
+      if (s.dtype == hlo::DType::F64 && eager::platform_lacks_float64())  // the float64 rule
+        s = eager::runtime_scalar_as(c10::Scalar(s.as<double>()), hlo::DType::F32);
       slot[i] = -1 - static_cast<int>(inv.scalars.size());
       inv.scalars.push_back(s);
       key.push_back('s');
@@ -68,6 +71,9 @@ std::vector<at::Tensor> GraphProgram::run(const std::vector<at::Tensor>& args) {
   for (int k = 0; k < desc_.num_generators; ++k)
     inv.generators.push_back(device::default_generator(static_cast<c10::DeviceIndex>(inv.device_index)));
   inv.static_key = std::move(key);
+  if (eager::platform_lacks_float64())  // the float64 rule, naming the node that computes in it
+    for (const GraphNode& n : desc_.nodes)
+      for (const hlo::TensorType& o : n.outputs) eager::check_float64_rule(eager::to_scalar_type(o.dtype), n.op.c_str(), true);
   if (eager::tpu_type_check_enabled()) {
     inv.internal_dtypes.push_back(desc_.default_float);
     for (const GraphNode& n : desc_.nodes)

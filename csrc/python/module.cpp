@@ -15,6 +15,7 @@
 #include "eager/cache_key_fields.h"
 #include "eager/cache_validation.h"
 #include "eager/metrics.h"
+#include "eager/float64_rule.h"
 #include "eager/tpu_type_check.h"
 #include "ops/registry.h"
 #include "pjrt/api.h"
@@ -142,6 +143,9 @@ PYBIND11_MODULE(_C, m) {
   m.def("_compile_cache_dir", &compile_cache::active_dir);
   m.def("_set_program_dump_dir", &compile_cache::set_program_dump_dir);
   m.def("_set_tpu_type_check", &eager::set_tpu_type_check);  // TORCH_TPU_CHECK_TPU_TYPES, for tests
+  // The float64 rule of a TPU platform on any plugin (TORCH_TPU_PLATFORM_STANDIN=tpu), for tests.
+  m.def("_set_tpu_platform_standin", &eager::set_tpu_platform_standin);
+  m.def("_tpu_platform_standin", &eager::tpu_platform_standin);
   m.def("_tpu_type_check", &eager::tpu_type_check_enabled);
   m.def("_default_generator", [](int i) {
     return py::reinterpret_steal<py::object>(
