@@ -43,8 +43,11 @@ def test_a_float64_view_is_refused_by_the_first_op():
 
 
 def test_integer_work_promoted_to_float64_is_refused():
+    a = torch.arange(3, device=TPU)
+    # First the float32 twin: the f64 one must not reuse its cached program.
+    assert_close((a + torch.tensor(0.5)).cpu(), torch.arange(3) + torch.tensor(0.5))
     with pytest.raises(RuntimeError, match="add.Tensor: " + F64_ERROR):
-        (torch.arange(3, device=TPU) + torch.tensor(0.5, dtype=torch.float64)).cpu()
+        (a + torch.tensor(0.5, dtype=torch.float64)).cpu()
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.int32])

@@ -121,7 +121,9 @@ std::shared_ptr<pjrt::Buffer> scalar_buffer(const RuntimeScalar& s, int device_i
 }
 
 // The program type of each runtime scalar: as parsed, but f32 for a
-// f32_if_float_results scalar when the results say so (ops/number_precision.h).
+// f32_if_float_results scalar when the results say so (ops/number_precision.h),
+// and f32/c64 for every 64-bit one under the float64 rule (a 0-d CPU float64
+// tensor keeps its dtype in the key: it decides the result type).
 std::vector<hlo::DType> scalar_types(const Invocation& inv, const std::vector<TensorFacts>& facts,
                                      const std::vector<FreshOutput>& fresh) {
   std::vector<hlo::DType> results;
@@ -131,9 +133,14 @@ std::vector<hlo::DType> scalar_types(const Invocation& inv, const std::vector<Te
   bool pred_input = false;
   for (size_t i = 0; i < inv.inputs.size(); ++i) pred_input |= facts[i].view.dtype == hlo::DType::Pred;
   bool narrow = ops::results_take_narrow(results, pred_input);
+  bool no_f64 = platform_lacks_float64();
   std::vector<hlo::DType> types;
-  for (const RuntimeScalar& s : inv.scalars)
-    types.push_back(s.f32_if_float_results && narrow ? hlo::DType::F32 : s.dtype);
+  for (const RuntimeScalar& s : inv.scalars) {
+    hlo::DType t = s.f32_if_float_results && narrow ? hlo::DType::F32 : s.dtype;
+    if (no_f64 && t == hlo::DType::F64) t = hlo::DType::F32;
+    if (no_f64 && t == hlo::DType::C128) t = hlo::DType::C64;
+    types.push_back(t);
+  }
   return types;
 }
 
@@ -405,7 +412,10 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   for (size_t i = 0; i < inv.scalars.size(); ++i) {
     const RuntimeScalar& s = inv.scalars[i];
     keep.push_back(cached_scalar_buffer(
-        plan->scalar_types[i] == s.dtype ? s : runtime_scalar_as(c10::Scalar(s.as<double>()), plan->scalar_types[i]),
+        plan->scalar_types[i] == s.dtype ? s
+        : s.dtype == hlo::DType::C128
+            ? runtime_scalar_as(c10::Scalar(s.as<c10::complex<double>>()), plan->scalar_types[i])
+            : runtime_scalar_as(c10::Scalar(s.as<double>()), plan->scalar_types[i]),
         inv.device_index));
     args.push_back(keep.back().get());
   }

@@ -74,14 +74,15 @@ bool narrowing_off() {
 }
 
 // Under the float64 rule (a TPU platform) no 64-bit float reaches a program:
-// what the rules above kept wide (a 0-d CPU float64 tensor, a Python float
-// beside integers) travels as f32/complex64 (float64 tensors are refused).
+// the Python floats the rules above kept wide (beside integers) travel as
+// f32/complex64 (float64 tensors are refused). A 0-d CPU float64 tensor keeps
+// its dtype here, in the key (it decides the result type: int64 + it is
+// float64, refused); the executor uploads it as f32 (scalar_types).
 void narrow_all_for_float64_rule(Invocation& inv) {
   for (RuntimeScalar& s : inv.scalars) {
-    bool user = s.user_tensor;
+    if (s.user_tensor) continue;
     if (s.dtype == hlo::DType::F64) s = runtime_scalar_as(c10::Scalar(s.as<double>()), hlo::DType::F32);
     else if (s.dtype == hlo::DType::C128) s = runtime_scalar_as(c10::Scalar(s.as<c10::complex<double>>()), hlo::DType::C64);
-    s.user_tensor = user;
   }
 }
 
