@@ -89,3 +89,35 @@ def test_other_platforms_keep_float64():
     _C._set_tpu_platform_standin(False)
     x = torch.randn(3, dtype=torch.float64)
     assert_close((x.to(TPU) * 0.1).cpu(), x * 0.1, rtol=0, atol=0)
+
+
+def test_switching_the_rule_does_not_reuse_a_float64_program():
+    """The rule is a key field: int64 + a 0-d float64 CPU tensor compiled
+    without it (a float64 program) is not reused under it."""
+    _C._set_tpu_platform_standin(False)
+    a = torch.arange(3, device=TPU)
+    s = torch.tensor(0.5, dtype=torch.float64)
+    assert (a + s).cpu().dtype == torch.float64
+    _C._set_tpu_platform_standin(True)
+    with pytest.raises(RuntimeError, match="add.Tensor: " + F64_ERROR):
+        (a + s).cpu()
+
+
+def test_validation_catches_the_rule_missing_from_the_key():
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    code = """
+        import torch
+        from torch_tpu import _C
+        a = torch.arange(3, device="tpu")
+        (a + torch.tensor(0.5, dtype=torch.float64)).cpu()
+        _C._set_tpu_platform_standin(True)
+        (a + torch.tensor(0.5, dtype=torch.float64)).cpu()
+    """
+    env = dict(os.environ, TORCH_TPU_DEBUG_NARROW_CACHE_KEY="float64_rule", TORCH_TPU_VALIDATE_CACHE="1")
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode != 0
+    assert "add.Tensor: the cached program was built for a different call" in r.stderr, r.stderr[-2000:]

@@ -1,4 +1,5 @@
 #include "eager/cache_key_fields.h"
+#include "eager/float64_rule.h"
 
 #include <ATen/Context.h>
 #include <c10/core/DefaultDtype.h>
@@ -16,6 +17,7 @@ const char* field_name(KeyField f) {
     case KeyField::DefaultDtype: return "default_dtype";
     case KeyField::DeterministicAlgorithms: return "deterministic_algorithms";
     case KeyField::MatmulPrecision: return "matmul_precision";
+    case KeyField::Float64Rule: return "float64_rule";
   }
   return "";
 }
@@ -58,7 +60,8 @@ ops::MatmulPrecision matmul_precision() {
 
 bool key_field_enabled(KeyField field) {
   static const bool enabled[] = {!narrowed(KeyField::OperandSources), !narrowed(KeyField::DefaultDtype),
-                                 !narrowed(KeyField::DeterministicAlgorithms), !narrowed(KeyField::MatmulPrecision)};
+                                 !narrowed(KeyField::DeterministicAlgorithms), !narrowed(KeyField::MatmulPrecision),
+                                 !narrowed(KeyField::Float64Rule)};
   return enabled[static_cast<int>(field)];
 }
 
@@ -69,6 +72,7 @@ void key_global_state(std::string& key) {
   if (key_field_enabled(KeyField::DeterministicAlgorithms))
     key.push_back(at::globalContext().deterministicAlgorithms() ? 'D' : 'd');
   if (key_field_enabled(KeyField::MatmulPrecision)) key.push_back(static_cast<char>(matmul_precision()));
+  if (key_field_enabled(KeyField::Float64Rule)) key.push_back(platform_lacks_float64() ? 'T' : 't');
   key.push_back('|');
 }
 

@@ -15,6 +15,7 @@ enum class KeyField {
   DefaultDtype,             // torch.get_default_dtype(): promotion of Python floats
   DeterministicAlgorithms,  // torch.use_deterministic_algorithms(): kernels may choose by it
   MatmulPrecision,          // torch.set_float32_matmul_precision(): float32 dots and convolutions
+  Float64Rule,              // a TPU platform (or its stand-in): 64-bit scalars travel as f32
 };
 
 // False only for fields a test narrowed away on purpose.
