@@ -213,6 +213,13 @@ def test_linspace_into_integers_is_exact_in_int64(start, end, steps, dtype):
     assert (got != out).sum() <= max(1, steps // 20)
 
 
+def test_linspace_with_no_steps_converts_nothing():
+    for dtype in (torch.int64, torch.float32):
+        out = torch.empty(4, dtype=dtype, device=TPU)
+        torch.linspace(float("inf"), 0, 0, out=out)
+        assert out.shape == (0,) and torch.linspace(float("inf"), 0, 0, dtype=dtype).shape == (0,)
+
+
 def test_linspace_into_integers_overflow_raises():
     with pytest.raises(RuntimeError, match="linspace: end - start times steps - 1 overflows int64"):
         torch.linspace(-2**62, 2**62, 5, dtype=torch.int64, device=TPU).cpu()

@@ -55,9 +55,14 @@ void narrow_range_ends(ParsedCall& p) {
   if (wide(out) || c10::isComplexType(out)) return;
   // A one-step logspace fills base ** start with start as a double (f32 here).
   bool one_step = inv.op == "logspace.out" && p.args.size() > 2 && p.args[2].i == 1;
+  bool no_steps = p.args.size() > 2 && p.args[2].i == 0;  // the CPU converts nothing (linspace(inf, 0, 0))
   if (one_step) out = c10::kFloat;
   for (int k = 0; k < 2; ++k) {
     RuntimeScalar& s = inv.scalars[k];
+    if (no_steps) {
+      s = scalar_for_target(c10::Scalar(0), out);
+      continue;
+    }
     if (s.dtype == hlo::DType::F64) s = scalar_for_target(c10::Scalar(s.as<double>()), out);
     else if (s.dtype == hlo::DType::I64) s = scalar_for_target(c10::Scalar(s.as<int64_t>()), out);
   }
