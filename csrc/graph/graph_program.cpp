@@ -24,6 +24,15 @@ GraphProgram::GraphProgram(GraphDesc desc, std::vector<eager::FreshOutput> resul
   id_ = std::to_string(next_id++);
   TORCH_CHECK(result_metas_.size() == desc_.results.size(), "torch_tpu graph ", name_, ": ", result_metas_.size(),
               " result metas for ", desc_.results.size(), " results");
+  internal_dtypes_.push_back(desc_.default_float);
+  for (size_t i = 0; i < desc_.nodes.size(); ++i)
+    for (const hlo::TensorType& o : desc_.nodes[i].outputs) {
+      internal_dtypes_.push_back(o.dtype);
+      if (wide_node_ < 0 && (o.dtype == hlo::DType::F64 || o.dtype == hlo::DType::C128)) {
+        wide_node_ = static_cast<int>(i);
+        wide_dtype_ = o.dtype;
+      }
+    }
 }
 
 std::vector<at::Tensor> GraphProgram::run(const std::vector<at::Tensor>& args) {
@@ -71,14 +80,9 @@ std::vector<at::Tensor> GraphProgram::run(const std::vector<at::Tensor>& args) {
   for (int k = 0; k < desc_.num_generators; ++k)
     inv.generators.push_back(device::default_generator(static_cast<c10::DeviceIndex>(inv.device_index)));
   inv.static_key = std::move(key);
-  if (eager::platform_lacks_float64())  // the float64 rule, naming the node that computes in it
-    for (const GraphNode& n : desc_.nodes)
-      for (const hlo::TensorType& o : n.outputs) eager::check_float64_rule(eager::to_scalar_type(o.dtype), n.op.c_str(), true);
-  if (eager::tpu_type_check_enabled()) {
-    inv.internal_dtypes.push_back(desc_.default_float);
-    for (const GraphNode& n : desc_.nodes)
-      for (const hlo::TensorType& o : n.outputs) inv.internal_dtypes.push_back(o.dtype);
-  }
+  if (wide_node_ >= 0 && eager::platform_lacks_float64())  // the float64 rule, naming the node that computes in it
+    eager::check_float64_rule(eager::to_scalar_type(wide_dtype_), desc_.nodes[wide_node_].op.c_str(), true);
+  if (eager::tpu_type_check_enabled()) inv.internal_dtypes = internal_dtypes_;
   inv.infer_fresh = [this]() { return result_metas_; };
   size_t n_scalars = inv.scalars.size();
   inv.lower = [this, &slot, n_scalars](hlo::Builder& b, const std::vector<hlo::Value>& tensors,

@@ -37,6 +37,11 @@ class GraphProgram {
   std::vector<OutputSource> outputs_;
   std::string name_;
   std::string id_;  // unique per program: the executor's static key
+  // Fixed by desc_, found once: the dtypes the graph computes in (for the
+  // TPU type check) and its first node computing in float64/complex128.
+  std::vector<hlo::DType> internal_dtypes_;
+  int wide_node_ = -1;  // an index: desc_ moves with the program
+  hlo::DType wide_dtype_ = hlo::DType::F64;
 };
 
 struct GraphCounters {
