@@ -42,4 +42,8 @@ from .integrations import multiprocessing_guard as _multiprocessing_guard  # noq
 _accelerate_device.install()  # Trainer/Accelerate place models on tpu (applied if accelerate is imported)
 _inductor_reroute.install()  # torch.compile's default (Inductor) on tpu tensors runs the tpu backend
 
+from . import distributed as _distributed  # noqa: E402
+
+_distributed.register()  # dist.init_process_group("tpu_dist") and the default backend on tpu
+
 __version__ = "0.1.0"

@@ -71,12 +71,24 @@ bool check_failed(const PendingCheck& c) {
   return flag != 0;
 }
 
+// torchrun (and torch.distributed.launch) set LOCAL_RANK and WORLD_SIZE in
+// each process it starts: one process per device, as DeviceMesh, FSDP2,
+// Transformers and Diffusers assume, so each process's client gets one
+// device, its tpu:0.
+bool launched_one_process_per_device() {
+  return std::getenv("LOCAL_RANK") != nullptr && std::getenv("WORLD_SIZE") != nullptr;
+}
+
 std::unique_ptr<Runtime> start_runtime() {
   auto rt = std::make_unique<Runtime>();
   rt->plugin_path = pjrt::locate_plugin(search_dirs);
   rt->api = pjrt::Api::load(rt->plugin_path);
   pjrt::ClientOptions options;
-  if (const char* n = std::getenv("TORCH_TPU_NUM_CPU_DEVICES")) options.cpu_device_count = std::atoll(n);
+  if (const char* n = std::getenv("TORCH_TPU_NUM_CPU_DEVICES")) {
+    options.cpu_device_count = std::atoll(n);
+  } else if (launched_one_process_per_device()) {
+    options.cpu_device_count = 1;
+  }
   rt->client = pjrt::Client::create(rt->api, options);
   rt->devices = rt->client->addressable_devices();
   if (rt->devices.empty()) throw std::runtime_error("the PJRT plugin " + rt->plugin_path + " reports no devices");

@@ -21,6 +21,7 @@
 #include "pjrt/api.h"
 #include "pjrt/buffer.h"
 #include "pjrt/fault_injection.h"
+#include "python/distributed_bindings.h"
 #include "python/graph_bindings.h"
 
 namespace py = pybind11;
@@ -158,4 +159,5 @@ PYBIND11_MODULE(_C, m) {
   });
   m.attr("PJRT_MIN_API_MINOR") = pjrt::Api::kMinApiMinor;
   python::bind_graph(m);
+  python::bind_distributed(m);
 }

@@ -20,6 +20,7 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 
 from .. import _C
+from . import collectives as _collectives
 from . import describe as _describe
 from . import recompiles as _recompiles
 
@@ -106,6 +107,9 @@ def _fallback_error_mode() -> bool:
 def _compile_graph(gm: torch.fx.GraphModule, example_inputs, kind: str):
     """fw/bw/inference compiler: the AOT graph -> a boxed callable."""
     global _fallback_graphs
+    if _collectives.has_collectives(gm):
+        split = _collectives.split_at_collectives(gm, functools.partial(_compile_graph, example_inputs=None, kind=kind))
+        return make_boxed_func(split.forward)
     try:
         desc = _describe.describe(gm)
         missing = sorted(op for op in desc.ops if not _has_rule(op))

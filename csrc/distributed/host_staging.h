@@ -1,0 +1,34 @@
+// Host copies of a collective's tensors, and the copies back. A host
+// collective needs dense CPU tensors; a CPU tensor that is already
+// contiguous is used as it is.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <utility>
+#include <vector>
+
+namespace torch_tpu::distributed {
+
+class HostStaging {
+ public:
+  // A host copy to read from.
+  at::Tensor input(const at::Tensor& t);
+  // A host copy that the collective overwrites and that goes back into `t`.
+  at::Tensor inout(const at::Tensor& t);
+  // A host buffer the collective fills (nothing downloaded) that goes back into `t`.
+  at::Tensor output(const at::Tensor& t);
+
+  std::vector<at::Tensor> inputs(const std::vector<at::Tensor>& ts);
+  std::vector<at::Tensor> inouts(const std::vector<at::Tensor>& ts);
+  std::vector<at::Tensor> outputs(const std::vector<at::Tensor>& ts);
+  std::vector<std::vector<at::Tensor>> inputs(const std::vector<std::vector<at::Tensor>>& ts);
+  std::vector<std::vector<at::Tensor>> outputs(const std::vector<std::vector<at::Tensor>>& ts);
+
+  // Copies every host result into its tensor.
+  void write_back();
+
+ private:
+  std::vector<std::pair<at::Tensor, at::Tensor>> back_;  // (destination, host result)
+};
+
+}  // namespace torch_tpu::distributed
