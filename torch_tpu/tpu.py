@@ -42,7 +42,18 @@ def current_device() -> int:
 
 
 def set_device(device) -> None:
-    _C.set_device(_index(device))
+    _C.set_device(_launched_rank_as_device(_index(device)))
+
+
+def _launched_rank_as_device(idx: int) -> int:
+    """Under torchrun each process sees one device, tpu:0: the host's device
+    LOCAL_RANK. set_device(LOCAL_RANK), which DeviceMesh and launch helpers
+    call, selects it."""
+    local_rank = os.environ.get("LOCAL_RANK")
+    if (local_rank is not None and "WORLD_SIZE" in os.environ and "TORCH_TPU_NUM_CPU_DEVICES" not in os.environ
+            and idx == int(local_rank) and _C.device_count() == 1):
+        return 0
+    return idx
 
 
 class device:
