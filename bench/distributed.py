@@ -1,6 +1,6 @@
 """torch.distributed on tpu against gloo on CPU tensors, measured in the same run.
 
-    python bench/distributed.py [--nproc 4] [--max-mb 64]
+    python bench/distributed.py [--nproc 4] [--max-mb 64] [--out docs/benchmarks.md]
 
 Launches torchrun itself. Part 1: all_reduce (sum, float32) from 1 KB to
 --max-mb, on tpu tensors through "tpu_dist" and on CPU tensors through a gloo
@@ -95,6 +95,7 @@ def ddp_worker(steps):
 
 
 def launch(nproc, *args, env=None):
+    """Runs one worker under torchrun; returns (and prints) its report lines."""
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(nproc),
            __file__, *args]
     p = subprocess.run(cmd, env=dict(os.environ, OMP_NUM_THREADS="1", **(env or {})), capture_output=True,
@@ -104,6 +105,7 @@ def launch(nproc, *args, env=None):
     if p.returncode != 0:
         print(p.stderr[-4000:], file=sys.stderr)
         raise SystemExit(p.returncode)
+    return lines
 
 
 def main():
@@ -112,19 +114,34 @@ def main():
     ap.add_argument("--max-mb", type=int, default=64)
     ap.add_argument("--ddp-steps", type=int, default=10)
     ap.add_argument("--worker", choices=["allreduce", "ddp"])
+    ap.add_argument("--out", help="write the figures as a section of this markdown file (docs/benchmarks.md)")
     args = ap.parse_args()
     if args.worker == "allreduce":
         return allreduce_worker(args.max_mb)
     if args.worker == "ddp":
         return ddp_worker(args.ddp_steps)
-    print(f"load average at start {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
-    launch(args.nproc, "--worker", "allreduce", "--max-mb", str(args.max_mb))
-    launch(args.nproc, "--worker", "allreduce", "--max-mb", str(args.max_mb), env={"TORCH_TPU_DIST_CHECK": "0"})
+    load_start = os.getloadavg()[0]
+    print(f"load average at start {load_start:.2f} ({os.cpu_count()} cores)")
+    report = launch(args.nproc, "--worker", "allreduce", "--max-mb", str(args.max_mb))
+    report += [""] + launch(args.nproc, "--worker", "allreduce", "--max-mb", str(args.max_mb),
+                            env={"TORCH_TPU_DIST_CHECK": "0"})
     print()
-    launch(1, "--worker", "ddp", "--ddp-steps", str(args.ddp_steps))
-    launch(args.nproc, "--worker", "ddp", "--ddp-steps", str(args.ddp_steps))
-    print(f"load average at end {os.getloadavg()[0]:.2f}")
+    report += [""] + launch(1, "--worker", "ddp", "--ddp-steps", str(args.ddp_steps))
+    report += launch(args.nproc, "--worker", "ddp", "--ddp-steps", str(args.ddp_steps))
+    load_end = os.getloadavg()[0]
+    print(f"load average at end {load_end:.2f}")
+    if args.out:
+        from report_sections import write_section
 
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+        body = (f"## torch.distributed: tpu_dist against gloo\n\n"
+                f"`python bench/distributed.py --out docs/benchmarks.md` ({time.strftime('%Y-%m-%d')}, commit "
+                f"{commit}, {os.cpu_count()} cores, load average {load_start:.2f} at start, {load_end:.2f} at end; "
+                f"{args.nproc} ranks on this machine, the XLA CPU plugin as each rank's device).\n\n"
+                "```\n" + "\n".join(report).strip() + "\n```\n")
+        write_section(args.out, "distributed", body)
+        print(f"written to {args.out}")
 
 if __name__ == "__main__":
     main()

@@ -511,8 +511,9 @@ def main():
     print()
     print(text)
     if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+        from report_sections import write_keeping_sections
+
+        write_keeping_sections(args.out, text)  # other benchmarks' sections stay
         print(f"written to {args.out}")
 
 
