@@ -14,6 +14,9 @@ python -m pip install -q "xla-cpu-pjrt==0.0.1" "scikit-build-core>=0.10" ninja c
   "hypothesis==6.170.15"   # the fuzz suite (tests/fuzz, python -m torch_tpu.fuzz); pinned: draws depend on its version
 # The Hugging Face stack (Transformers, Diffusers) the tests and the main job use (pinned: tested versions).
 python -m pip install -q "transformers==5.23.0" "accelerate==1.15.0" "diffusers==0.42.1"
+# JAX for torch_tpu.pallas.jax_op (optional for users: pip install 'torch_tpu[jax]'); torch stays pinned
+# in the same command so that resolving JAX's dependencies cannot move it.
+python -m pip install -q "jax==0.10.2" torch==2.13.0
 if [ ! -f /usr/include/gtest/gtest.h ]; then
   echo "installing GoogleTest (libgtest-dev) for the C++ unit tests" >&2
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi

@@ -391,6 +391,18 @@ std::vector<Value> Builder::reduce(const std::vector<Value>& inputs, const std::
   return emit("reduce", ops, "dimensions = " + int_array(dimensions), results, {{region_args, body}});
 }
 
+void Builder::define_function(const std::string& symbol, const std::string& text) {
+  for (const auto& f : shared_->functions) {
+    if (f.first == symbol) return;
+  }
+  shared_->functions.emplace_back(symbol, text);
+}
+
+std::vector<Value> Builder::call(const std::string& symbol, const std::vector<Value>& args,
+                                 const std::vector<TensorType>& results) {
+  return emit("func.call", args, "callee = @" + symbol, results);
+}
+
 std::string Builder::finish(const std::vector<Value>& results) {
   std::ostringstream m;
   m << "module @torch_tpu attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n";
@@ -403,7 +415,9 @@ std::string Builder::finish(const std::vector<Value>& results) {
   m << body_.str();
   m << "    \"func.return\"(";
   for (size_t i = 0; i < results.size(); ++i) m << (i ? ", " : "") << results[i].name;
-  m << ") : (" << type_list(results) << ") -> ()\n  }\n}\n";
+  m << ") : (" << type_list(results) << ") -> ()\n  }\n";
+  for (const auto& f : shared_->functions) m << f.second << "\n";
+  m << "}\n";
   return m.str();
 }
 

@@ -94,13 +94,24 @@ class Builder {
     return emit(op, operands, attributes, {result})[0];
   }
 
+  // A private function of the module, given whole as MLIR text (a kernel
+  // traced elsewhere, e.g. by JAX); defined once per symbol however often
+  // it is called. Its text must name itself @`symbol`.
+  void define_function(const std::string& symbol, const std::string& text);
+  // "func.call" of a function defined above.
+  std::vector<Value> call(const std::string& symbol, const std::vector<Value>& args,
+                          const std::vector<TensorType>& results);
+
   // The complete module with `results` returned from @main.
   std::string finish(const std::vector<Value>& results);
 
   size_t num_parameters() const { return params_.size(); }
 
  private:
-  struct Shared { int next_id = 0; };
+  struct Shared {
+    int next_id = 0;
+    std::vector<std::pair<std::string, std::string>> functions;  // (symbol, text), in definition order
+  };
   Builder(std::shared_ptr<Shared> shared, int indent);
   std::string fresh_name();
   std::string region_text(const std::vector<TensorType>& arg_types, const RegionBody& body);

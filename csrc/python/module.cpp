@@ -23,6 +23,7 @@
 #include "pjrt/fault_injection.h"
 #include "python/distributed_bindings.h"
 #include "python/graph_bindings.h"
+#include "python/module_call_bindings.h"
 
 namespace py = pybind11;
 using namespace torch_tpu;
@@ -160,4 +161,5 @@ PYBIND11_MODULE(_C, m) {
   m.attr("PJRT_MIN_API_MINOR") = pjrt::Api::kMinApiMinor;
   python::bind_graph(m);
   python::bind_distributed(m);
+  python::bind_module_call(m);
 }

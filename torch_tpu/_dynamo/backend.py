@@ -20,8 +20,8 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 
 from .. import _C
-from . import collectives as _collectives
 from . import describe as _describe
+from . import split_graph as _split_graph
 from . import recompiles as _recompiles
 
 _fallback_graphs = 0
@@ -107,8 +107,9 @@ def _fallback_error_mode() -> bool:
 def _compile_graph(gm: torch.fx.GraphModule, example_inputs, kind: str):
     """fw/bw/inference compiler: the AOT graph -> a boxed callable."""
     global _fallback_graphs
-    if _collectives.has_collectives(gm):
-        split = _collectives.split_at_collectives(gm, functools.partial(_compile_graph, example_inputs=None, kind=kind))
+    if _split_graph.has_outside_nodes(gm):
+        split = _split_graph.split_at_outside_nodes(gm, functools.partial(_compile_graph, example_inputs=None,
+                                                                           kind=kind))
         return make_boxed_func(split.forward)
     try:
         desc = _describe.describe(gm)

@@ -1,45 +1,51 @@
-"""Compiled graphs that hold functional collectives (DTensor, FSDP2 and
-``torch.distributed._functional_collectives`` under torch.compile).
+"""Compiled graphs holding nodes that run outside a tpu program: functional
+collectives (DTensor, FSDP2, ``torch.distributed._functional_collectives``)
+and jax_ops (``torch.ops.tpu_jax.*``).
 
-A collective moves data between processes through the c10d backend, which
-is not a node a tpu program can hold (the host-staging transport runs on the
-host). The graph is cut at each collective: the parts between them compile
-to tpu programs as usual, the collectives run eagerly through the backend in
-between, like a graph break that Dynamo did not have to make.
+A collective moves data between processes through the c10d backend (the
+host-staging transport runs on the host); a jax_op's kernel is inlined into
+the program of its own call. The graph is cut at each such node: the parts
+between them compile to tpu programs as usual, the nodes run eagerly in
+between, like a graph break that Dynamo did not have to make. (Inlining a
+jax_op's module into the graph's one program is the next step.)
 """
 from __future__ import annotations
+
+import operator
 
 import torch
 from torch.fx.passes.split_module import split_module
 
-NAMESPACES = ("_c10d_functional", "c10d_functional", "_c10d_functional_autograd")
+NAMESPACES = ("_c10d_functional", "c10d_functional", "_c10d_functional_autograd", "tpu_jax")
 
 
-def is_collective(node: torch.fx.Node) -> bool:
+def is_outside(node: torch.fx.Node) -> bool:
     t = node.target
     return node.op == "call_function" and isinstance(t, torch._ops.OpOverload) and t.namespace in NAMESPACES
 
 
-def has_collectives(gm: torch.fx.GraphModule) -> bool:
-    return any(is_collective(n) for n in gm.graph.nodes)
+def has_outside_nodes(gm: torch.fx.GraphModule) -> bool:
+    return any(is_outside(n) for n in gm.graph.nodes)
 
 
-def split_at_collectives(gm: torch.fx.GraphModule, compile_part):
+def split_at_outside_nodes(gm: torch.fx.GraphModule, compile_part):
     """gm as a chain of parts: compile_part(sub_gm) -> a boxed callable for
-    each part without collectives; parts with them run as they are."""
+    each part without outside nodes; parts with them run as they are."""
     part_of, part = {}, 0
     for n in gm.graph.nodes:
         if n.op in ("placeholder", "output"):
             continue
-        if is_collective(n):
+        if is_outside(n):
             part += 1
             part_of[n] = part
             part += 1
+        elif n.target is operator.getitem and isinstance(n.args[0], torch.fx.Node) and is_outside(n.args[0]):
+            part_of[n] = part_of[n.args[0]]  # unpacking a list result stays with its node
         else:
             part_of[n] = part
     split = split_module(gm, None, lambda n: part_of[n], keep_original_order=True)
     for name, sub in list(split.named_children()):
-        if has_collectives(sub):
+        if has_outside_nodes(sub):
             continue
         setattr(split, name, _Unboxed(compile_part(sub), _returns_tuple(sub)))
     split.recompile()

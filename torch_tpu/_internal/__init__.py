@@ -1,0 +1,1 @@
+"""Import paths of Google's TorchTPU that Hub kernels use (torch_tpu._internal.*)."""
