@@ -17,6 +17,8 @@ python -m pip install -q "transformers==5.23.0" "accelerate==1.15.0" "diffusers=
 # JAX for torch_tpu.pallas.jax_op (optional for users: pip install 'torch_tpu[jax]'); torch stays pinned
 # in the same command so that resolving JAX's dependencies cannot move it.
 python -m pip install -q "jax==0.10.2" torch==2.13.0
+# Hugging Face Kernels: the tests load a local Hub-style kernel package for tpu.
+python -m pip install -q "kernels==0.17.2" torch==2.13.0
 if [ ! -f /usr/include/gtest/gtest.h ]; then
   echo "installing GoogleTest (libgtest-dev) for the C++ unit tests" >&2
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
