@@ -178,6 +178,39 @@ def test_inside_torch_compile_with_no_graph_break_and_gradients():
     torch.testing.assert_close(xt.grad.cpu(), xc.grad, rtol=1e-5, atol=1e-4)
 
 
+def test_a_compiled_graph_inlines_the_kernels_into_its_one_program():
+    ew = jax_op(unique("ew_inlined"), lambda a, b: (jnp.sin(a) * b, jnp.sum(a)))
+    x, y = torch.randn(4, 5), torch.randn(4, 5)
+    compiled = torch.compile(lambda a, b: ew(a * 2, b)[0] + ew(b, a)[1] + 3, backend="tpu", fullgraph=True)
+    before = torch_tpu.metrics()
+    got = compiled(x.to("tpu"), y.to("tpu"))
+    after = torch_tpu.metrics()
+    torch.testing.assert_close(got.cpu(), torch.sin(2 * x) * y + y.sum() + 3, rtol=1e-5, atol=1e-5)
+    new = {k: v - before["compiles_by_op"].get(k, 0) for k, v in after["compiles_by_op"].items()
+           if v != before["compiles_by_op"].get(k, 0)}
+    assert new == {"graph": 1}, new  # no program of the jax_op's own
+
+
+def test_a_donating_kernel_inside_torch_compile_runs_outside_the_graph():
+    """Functionalization refuses a custom op that mutates and returns a list:
+    the donating call is a graph break (counted), with the right values."""
+    from torch._dynamo.utils import counters
+
+    acc_op = jax_op(unique("acc"), lambda acc, x: (acc + x,), donate_argnums=(0,))
+
+    def step(acc, x):
+        acc_op(acc, x * 2)
+        return acc.sum()
+
+    acc = torch.zeros(3, 4, device="tpu")
+    x = torch.randn(3, 4)
+    counters.clear()
+    total = torch.compile(step, backend="tpu")(acc, x.to("tpu"))
+    assert sum(counters["graph_break"].values()) >= 1
+    torch.testing.assert_close(acc.cpu(), x * 2)
+    torch.testing.assert_close(total.cpu(), (x * 2).sum())
+
+
 def test_one_hundred_calls_compile_once_and_never_touch_the_host():
     op = jax_op(unique("hundred"), lambda a, b: jnp.tanh(a) + b)
     a, b = torch.randn(32, 32, device="tpu"), torch.randn(32, 32, device="tpu")

@@ -38,6 +38,17 @@ Reg reshapes({"view", "_unsafe_view", "reshape", "view_copy", "_reshape_alias", 
                return Values{b.reshape(b.convert(operand(c, v, 0), out.dtype), out.dims)};
              });
 
+// A jax_op's kernel inside a compiled graph (describe.py turns the
+// torch.ops.tpu_jax node into this): (inputs, entry symbol, MLIR text of the
+// exported functions); the functions join the graph's module, the node calls
+// the entry.
+Reg jax_module_call({"jax_module_call"}, [](Builder& b, const OpCall& c, const Values& v) {
+  Values inputs;
+  for (int k : c.arg(0).operands) inputs.push_back(v.at(k));
+  b.define_function(c.arg(1).s, c.arg(2).s);
+  return b.call(c.arg(1).s, inputs, c.outputs);
+});
+
 // copy(self, src): src converted and broadcast into self's type (functional copy_).
 Reg copy({"copy"}, [](Builder& b, const OpCall& c, const Values& v) {
   return Values{to_type(b, operand(c, v, 1), c.outputs.at(0))};

@@ -242,6 +242,22 @@ def describe(gm: GraphModule) -> Description:
                 raise Unsupported(f"getitem of {n.args[0]}")
             value_of[n] = parent[n.args[1]]
             continue
+        if isinstance(n.target, torch._ops.OpOverload) and n.target.namespace == "tpu_jax":
+            from ..pallas.jax_op import graph_call
+
+            fakes = [a.meta["val"] for a in n.args[0]]
+            inline = graph_call(n.target, fakes)
+            if inline is None:
+                raise Unsupported(f"{n.target} (a jax_op that donates its inputs)")
+            d.ops.add("jax_module_call")
+            ids_in = [ref(a, "jax_module_call") for a in n.args[0]]
+            outs = list(n.meta["val"])
+            ids = list(range(next_id, next_id + len(outs)))
+            next_id += len(outs)
+            d.nodes.append(("jax_module_call", [("tl", ids_in), ("str", inline[0]), ("str", inline[1])],
+                            [_tensor_type(o) for o in outs]))
+            value_of[n] = ids
+            continue
         name = op_name(n.target)
         if name is None:
             raise Unsupported(f"{n.target} (not an ATen op)")

@@ -1,13 +1,12 @@
 """Compiled graphs holding nodes that run outside a tpu program: functional
-collectives (DTensor, FSDP2, ``torch.distributed._functional_collectives``)
-and jax_ops (``torch.ops.tpu_jax.*``).
+collectives (DTensor, FSDP2, ``torch.distributed._functional_collectives``).
 
 A collective moves data between processes through the c10d backend (the
-host-staging transport runs on the host); a jax_op's kernel is inlined into
-the program of its own call. The graph is cut at each such node: the parts
-between them compile to tpu programs as usual, the nodes run eagerly in
-between, like a graph break that Dynamo did not have to make. (Inlining a
-jax_op's module into the graph's one program is the next step.)
+host-staging transport runs on the host), not inside a program. The graph is
+cut at each one: the parts between them compile to tpu programs as usual,
+the collectives run eagerly in between, like a graph break that Dynamo did
+not have to make. (jax_ops, by contrast, join the graph's program:
+describe.py inlines their kernels.)
 """
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ import operator
 import torch
 from torch.fx.passes.split_module import split_module
 
-NAMESPACES = ("_c10d_functional", "c10d_functional", "_c10d_functional_autograd", "tpu_jax")
+NAMESPACES = ("_c10d_functional", "c10d_functional", "_c10d_functional_autograd")
 
 
 def is_outside(node: torch.fx.Node) -> bool:

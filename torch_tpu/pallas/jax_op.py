@@ -115,6 +115,29 @@ class _Traced:
                                    self.out_dtypes, self.out_sizes, inputs, list(self.module.aliases))
 
 
+_by_name: dict = {}  # name -> JaxOp, for compiled graphs (describe.py)
+
+
+@torch._dynamo.disable
+def _donating_call(op, args):
+    """A donating op writes its inputs, and PyTorch's functionalization does
+    not take a custom op that both mutates and returns a list: under
+    torch.compile it runs outside the graph (a graph break)."""
+    return op(args)
+
+
+def graph_call(target, args):
+    """For a torch.ops.tpu_jax node in a compiled graph with these (fake)
+    input tensors: (entry symbol, MLIR functions) to inline, or None when the
+    node cannot join a program (a donating op: it writes its inputs; such ops
+    run outside compiled graphs)."""
+    op = _by_name.get(target._schema.name.split("::", 1)[1])
+    if op is None or op.donate_argnums or target._schema.is_mutable:
+        return None
+    t = op.traced(args)
+    return t.module.symbol, t.module.functions
+
+
 class JaxOp:
     """The callable ``jax_op`` returns: call it with tpu tensors (the arguments
     of the JAX function); ``.op`` is the torch.library custom op."""
@@ -128,9 +151,9 @@ class JaxOp:
         self._traced = {}
         self._lock = threading.Lock()
         mutates = ("args",) if self.donate_argnums else ()
-        self.op = torch.library.custom_op(f"{NAMESPACE}::{name}", self._impl, mutates_args=mutates,
-                                          schema="(Tensor(a!)[] args) -> Tensor[]" if mutates else None)
+        self.op = torch.library.custom_op(f"{NAMESPACE}::{name}", self._impl, mutates_args=mutates)
         self.op.register_fake(self._fake)
+        _by_name[name] = self
         functools.update_wrapper(self, fn)
 
     def traced(self, args) -> _Traced:
@@ -159,7 +182,7 @@ class JaxOp:
             if not isinstance(a, torch.Tensor):
                 raise TypeError(f"jax_op {self.name}: argument {i} is a {type(a).__name__}; only tensors can be "
                                 "passed (bind other values with functools.partial before jax_op)")
-        fresh = self.op(list(args))
+        fresh = self.op(list(args)) if not self.donate_argnums else _donating_call(self.op, list(args))
         kind, sources = self._assembly(tuple((tuple(a.shape), a.dtype) for a in args))
         outs = [args[k] if src == "arg" else fresh[k] for src, k in sources]
         if kind == "leaf":
