@@ -122,8 +122,9 @@ std::shared_ptr<pjrt::Buffer> scalar_buffer(const RuntimeScalar& s, int device_i
 
 // The program type of each runtime scalar: as parsed, but f32 for a
 // f32_if_float_results scalar when the results say so (ops/number_precision.h),
-// and f32/c64 for every 64-bit one under the float64 rule (a 0-d CPU float64
-// tensor keeps its dtype in the key: it decides the result type).
+// and f32/c64 for every 64-bit one under the float64 rule: the one place that
+// rule narrows numbers (Python floats, 0-d CPU float64 tensors, graph inputs);
+// the key keeps the parsed dtype and the rule is a key field.
 std::vector<hlo::DType> scalar_types(const Invocation& inv, const std::vector<TensorFacts>& facts,
                                      const std::vector<FreshOutput>& fresh) {
   std::vector<hlo::DType> results;

@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include "eager/dtype_map.h"
-#include "eager/float64_rule.h"
 #include "ops/number_precision.h"
 
 namespace torch_tpu::eager {
@@ -78,19 +77,6 @@ bool narrowing_off() {
   return off;
 }
 
-// Under the float64 rule (a TPU platform) no 64-bit float reaches a program:
-// the Python floats the rules above kept wide (beside integers) travel as
-// f32/complex64 (float64 tensors are refused). A 0-d CPU float64 tensor keeps
-// its dtype here, in the key (it decides the result type: int64 + it is
-// float64, refused); the executor uploads it as f32 (scalar_types).
-void narrow_all_for_float64_rule(Invocation& inv) {
-  for (RuntimeScalar& s : inv.scalars) {
-    if (s.user_tensor) continue;
-    if (s.dtype == hlo::DType::F64) s = runtime_scalar_as(c10::Scalar(s.as<double>()), hlo::DType::F32);
-    else if (s.dtype == hlo::DType::C128) s = runtime_scalar_as(c10::Scalar(s.as<c10::complex<double>>()), hlo::DType::C64);
-  }
-}
-
 // Python numbers in calls outside the range factories.
 void narrow_numbers(ParsedCall& p) {
   Invocation& inv = p.inv;
@@ -130,7 +116,6 @@ void narrow_scalars_for_tpu(ParsedCall& p) {
   if (inv.op == "arange.start_out") narrow_arange(p);
   else if (inv.op == "linspace.out" || inv.op == "logspace.out") narrow_range_ends(p);
   else if (!computes_in_double(inv.op)) narrow_numbers(p);
-  if (platform_lacks_float64()) narrow_all_for_float64_rule(inv);
 }
 
 RuntimeScalar scalar_for_target(const c10::Scalar& value, c10::ScalarType target) {

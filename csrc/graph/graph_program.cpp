@@ -63,8 +63,6 @@ std::vector<at::Tensor> GraphProgram::run(const std::vector<at::Tensor>& args) {
       s.dtype = eager::to_hlo(t.scalar_type(), "graph");
       std::memcpy(s.bytes.data(), t.const_data_ptr(), t.element_size());
       s.user_tensor = !t.unsafeGetTensorImpl()->is_wrapped_number();
-      if (s.dtype == hlo::DType::F64 && eager::platform_lacks_float64())  // the float64 rule
-        s = eager::runtime_scalar_as(c10::Scalar(s.as<double>()), hlo::DType::F32);
       slot[i] = -1 - static_cast<int>(inv.scalars.size());
       inv.scalars.push_back(s);
       key.push_back('s');
