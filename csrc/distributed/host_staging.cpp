@@ -8,7 +8,9 @@ bool usable_in_place(const at::Tensor& t) { return t.device().is_cpu() && t.is_c
 
 at::Tensor HostStaging::input(const at::Tensor& t) {
   if (usable_in_place(t)) return t;
-  return t.to(at::kCPU).contiguous();
+  at::Tensor host = t.to(at::kCPU).contiguous();
+  held_.push_back(host);
+  return host;
 }
 
 at::Tensor HostStaging::inout(const at::Tensor& t) {

@@ -29,6 +29,7 @@ class HostStaging {
 
  private:
   std::vector<std::pair<at::Tensor, at::Tensor>> back_;  // (destination, host result)
+  std::vector<at::Tensor> held_;  // host copies of inputs, alive until the collective is done
 };
 
 }  // namespace torch_tpu::distributed

@@ -8,6 +8,15 @@ namespace {
 // The host group's errors (a peer gone, a timeout) surface here, as
 // exceptions from wait().
 void finish(const c10::intrusive_ptr<c10d::Work>& work) { work->wait(); }
+
+// Stages what `call` asks of the HostStaging, runs the host collective it
+// returns to completion, then copies the results back to the device.
+template <class Call>
+void staged(Call&& call) {
+  HostStaging s;
+  finish(call(s));
+  s.write_back();
+}
 }  // namespace
 
 HostStagingTransport::HostStagingTransport(c10::intrusive_ptr<c10d::Backend> host_group)
@@ -16,125 +25,125 @@ HostStagingTransport::HostStagingTransport(c10::intrusive_ptr<c10d::Backend> hos
 std::string HostStagingTransport::name() const { return "host staging over " + host_->getBackendName(); }
 
 void HostStagingTransport::broadcast(TensorList& tensors, const c10d::BroadcastOptions& opts) {
-  HostStaging s;
-  auto host = s.inouts(tensors);
-  finish(host_->broadcast(host, opts));
-  s.write_back();
+  staged([&](HostStaging& s) {
+    auto host = s.inouts(tensors);
+    return host_->broadcast(host, opts);
+  });
 }
 
 void HostStagingTransport::allreduce(TensorList& tensors, const c10d::AllreduceOptions& opts) {
-  HostStaging s;
-  auto host = s.inouts(tensors);
-  finish(host_->allreduce(host, opts));
-  s.write_back();
+  staged([&](HostStaging& s) {
+    auto host = s.inouts(tensors);
+    return host_->allreduce(host, opts);
+  });
 }
 
 void HostStagingTransport::allreduce_coalesced(TensorList& tensors, const c10d::AllreduceCoalescedOptions& opts) {
-  HostStaging s;
-  auto host = s.inouts(tensors);
-  finish(host_->allreduce_coalesced(host, opts));
-  s.write_back();
+  staged([&](HostStaging& s) {
+    auto host = s.inouts(tensors);
+    return host_->allreduce_coalesced(host, opts);
+  });
 }
 
 void HostStagingTransport::reduce(TensorList& tensors, const c10d::ReduceOptions& opts) {
-  HostStaging s;
-  auto host = s.inouts(tensors);
-  finish(host_->reduce(host, opts));
-  s.write_back();
+  staged([&](HostStaging& s) {
+    auto host = s.inouts(tensors);
+    return host_->reduce(host, opts);
+  });
 }
 
 void HostStagingTransport::allgather(TensorLists& outputs, TensorList& inputs, const c10d::AllgatherOptions& opts) {
-  HostStaging s;
-  auto in = s.inputs(inputs);
-  auto out = s.outputs(outputs);
-  finish(host_->allgather(out, in, opts));
-  s.write_back();
+  staged([&](HostStaging& s) {
+    auto in = s.inputs(inputs);
+    auto out = s.outputs(outputs);
+    return host_->allgather(out, in, opts);
+  });
 }
 
 void HostStagingTransport::allgather_base(at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& opts) {
-  HostStaging s;
-  auto in = s.input(input);
-  auto out = s.output(output);
-  finish(host_->_allgather_base(out, in, opts));
-  s.write_back();
+  staged([&](HostStaging& s) {
+    auto in = s.input(input);
+    auto out = s.output(output);
+    return host_->_allgather_base(out, in, opts);
+  });
 }
 
 void HostStagingTransport::allgather_coalesced(TensorLists& outputs, TensorList& inputs,
                                                const c10d::AllgatherOptions& opts) {
-  HostStaging s;
-  auto in = s.inputs(inputs);
-  auto out = s.outputs(outputs);
-  finish(host_->allgather_coalesced(out, in, opts));
-  s.write_back();
+  staged([&](HostStaging& s) {
+    auto in = s.inputs(inputs);
+    auto out = s.outputs(outputs);
+    return host_->allgather_coalesced(out, in, opts);
+  });
 }
 
 void HostStagingTransport::allgather_into_tensor_coalesced(TensorList& outputs, TensorList& inputs,
                                                            const c10d::AllgatherOptions& opts) {
-  HostStaging s;
-  auto in = s.inputs(inputs);
-  auto out = s.outputs(outputs);
-  finish(host_->allgather_into_tensor_coalesced(out, in, opts));
-  s.write_back();
+  staged([&](HostStaging& s) {
+    auto in = s.inputs(inputs);
+    auto out = s.outputs(outputs);
+    return host_->allgather_into_tensor_coalesced(out, in, opts);
+  });
 }
 
 void HostStagingTransport::gather(TensorLists& outputs, TensorList& inputs, const c10d::GatherOptions& opts) {
-  HostStaging s;
-  auto in = s.inputs(inputs);
-  auto out = s.outputs(outputs);
-  finish(host_->gather(out, in, opts));
-  s.write_back();
+  staged([&](HostStaging& s) {
+    auto in = s.inputs(inputs);
+    auto out = s.outputs(outputs);
+    return host_->gather(out, in, opts);
+  });
 }
 
 void HostStagingTransport::scatter(TensorList& outputs, TensorLists& inputs, const c10d::ScatterOptions& opts) {
-  HostStaging s;
-  auto in = s.inputs(inputs);
-  auto out = s.outputs(outputs);
-  finish(host_->scatter(out, in, opts));
-  s.write_back();
+  staged([&](HostStaging& s) {
+    auto in = s.inputs(inputs);
+    auto out = s.outputs(outputs);
+    return host_->scatter(out, in, opts);
+  });
 }
 
 void HostStagingTransport::reduce_scatter(TensorList& outputs, TensorLists& inputs,
                                           const c10d::ReduceScatterOptions& opts) {
-  HostStaging s;
-  auto in = s.inputs(inputs);
-  auto out = s.outputs(outputs);
-  finish(host_->reduce_scatter(out, in, opts));
-  s.write_back();
+  staged([&](HostStaging& s) {
+    auto in = s.inputs(inputs);
+    auto out = s.outputs(outputs);
+    return host_->reduce_scatter(out, in, opts);
+  });
 }
 
 void HostStagingTransport::reduce_scatter_base(at::Tensor& output, at::Tensor& input,
                                                const c10d::ReduceScatterOptions& opts) {
-  HostStaging s;
-  auto in = s.input(input);
-  auto out = s.output(output);
-  finish(host_->_reduce_scatter_base(out, in, opts));
-  s.write_back();
+  staged([&](HostStaging& s) {
+    auto in = s.input(input);
+    auto out = s.output(output);
+    return host_->_reduce_scatter_base(out, in, opts);
+  });
 }
 
 void HostStagingTransport::reduce_scatter_tensor_coalesced(TensorList& outputs, TensorList& inputs,
                                                            const c10d::ReduceScatterOptions& opts) {
-  HostStaging s;
-  auto in = s.inputs(inputs);
-  auto out = s.outputs(outputs);
-  finish(host_->reduce_scatter_tensor_coalesced(out, in, opts));
-  s.write_back();
+  staged([&](HostStaging& s) {
+    auto in = s.inputs(inputs);
+    auto out = s.outputs(outputs);
+    return host_->reduce_scatter_tensor_coalesced(out, in, opts);
+  });
 }
 
 void HostStagingTransport::alltoall_base(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
                                          std::vector<int64_t>& input_splits, const c10d::AllToAllOptions& opts) {
-  HostStaging s;
-  auto in = s.input(input);
-  auto out = s.output(output);
-  finish(host_->alltoall_base(out, in, output_splits, input_splits, opts));
-  s.write_back();
+  staged([&](HostStaging& s) {
+    auto in = s.input(input);
+    auto out = s.output(output);
+    return host_->alltoall_base(out, in, output_splits, input_splits, opts);
+  });
 }
 
 void HostStagingTransport::alltoall(TensorList& outputs, TensorList& inputs, const c10d::AllToAllOptions& opts) {
-  HostStaging s;
-  auto in = s.inputs(inputs);
-  auto out = s.outputs(outputs);
-  finish(host_->alltoall(out, in, opts));
-  s.write_back();
+  staged([&](HostStaging& s) {
+    auto in = s.inputs(inputs);
+    auto out = s.outputs(outputs);
+    return host_->alltoall(out, in, opts);
+  });
 }
 
 void HostStagingTransport::send(TensorList& tensors, int dst, int tag) {
@@ -144,10 +153,10 @@ void HostStagingTransport::send(TensorList& tensors, int dst, int tag) {
 }
 
 void HostStagingTransport::recv(TensorList& tensors, int src, int tag) {
-  HostStaging s;
-  auto out = s.outputs(tensors);
-  finish(host_->recv(out, src, tag));
-  s.write_back();
+  staged([&](HostStaging& s) {
+    auto out = s.outputs(tensors);
+    return host_->recv(out, src, tag);
+  });
 }
 
 int HostStagingTransport::recv_anysource(TensorList& tensors, int tag) {
