@@ -13,7 +13,9 @@ TIMEOUT_S = 5
 
 
 def main(mode):
-    dist.init_process_group("tpu_dist", timeout=datetime.timedelta(seconds=TIMEOUT_S))
+    # No backend named: on a tpu machine init_process_group picks tpu_dist.
+    dist.init_process_group(timeout=datetime.timedelta(seconds=TIMEOUT_S))
+    assert "tpu:tpu_dist" in dist.get_backend_config(), dist.get_backend_config()
     rank = dist.get_rank()
     t = torch.ones(8, device="tpu")
     dist.all_reduce(t)
