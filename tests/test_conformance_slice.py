@@ -108,3 +108,19 @@ def test_runner_detects_mismatch_and_error(fail, status):
     assert result["status"] == status, result
     if status == runner.MISMATCH:
         assert "max abs 1" in result["reason"]
+
+
+def test_report_gives_the_pass_rate_per_dtype_family():
+    ok = {"status": runner.PASS, "reason": None, "fallbacks": []}
+    bad = {"status": runner.MISMATCH, "reason": "values differ", "fallbacks": []}
+    cases = [runner.summarize("a", "float16", [ok]), runner.summarize("b", "float64", [bad]),
+             runner.summarize("a", "int8", [ok]), runner.summarize("a", "uint8", [ok]),
+             runner.summarize("a", "complex64", [bad]), runner.summarize("a", "bool", [ok])]
+    assert report.family_summary(cases) == {"bool": 100.0, "complex": 0.0, "floating": 50.0,
+                                            "signed integer": 100.0, "unsigned integer": 100.0}
+    text = report.render(cases, {"command": "x", "date": "d", "torch": "t", "torch_tpu": "v", "dtypes": ["float16"],
+                                 "max_samples": 1, "backward": True, "jobs": 1, "case_timeout_s": 1,
+                                 "seconds": 1, "n_ops": 2})
+    assert "| **floating** | all | **1** | **1** | **50.0%** |" in text
+    assert set(runner.DEFAULT_DTYPES) >= {"float16", "float64", "complex64", "complex128", "int8", "int16",
+                                           "int32", "int64", "uint8", "bool", "bfloat16", "float32"}

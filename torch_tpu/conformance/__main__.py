@@ -90,6 +90,7 @@ def main(argv=None):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(report.render(results, meta))
     print(report.summary_line(results))
+    print("by dtype family: " + ", ".join(f"{k} {v:.1f}%" for k, v in report.family_summary(results).items()))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 import collections
 import re
 
-from .runner import CPU_ERROR, NOT_COUNTED, PASS, RANDOM_OPS
+from .runner import CPU_ERROR, NOT_COUNTED, PASS, RANDOM_OPS, family_of
 
 
 def counts(cases):
@@ -42,6 +42,32 @@ def fallback_ranking(cases):
     return rank
 
 
+def _rate(passed, failed):
+    return f"{100.0 * passed / (passed + failed):.1f}%" if passed + failed else "n/a"
+
+
+def family_rows(cases):
+    """[(family, {dtype: (passed, failed)})] in the families' order."""
+    rows = collections.OrderedDict()
+    for c in sorted(cases, key=lambda c: c["dtype"]):
+        family = family_of(c["dtype"])
+        p, f, _ = counts([c])
+        group = rows.setdefault(family, collections.OrderedDict())
+        old = group.get(c["dtype"], (0, 0))
+        group[c["dtype"]] = (old[0] + p, old[1] + f)
+    return list(rows.items())
+
+
+def family_summary(cases):
+    """{family: pass rate in %} (families with counted cases only)."""
+    out = {}
+    for family, group in family_rows(cases):
+        p, f = sum(x for x, _ in group.values()), sum(y for _, y in group.values())
+        if p + f:
+            out[family] = 100.0 * p / (p + f)
+    return out
+
+
 def render(cases, meta):
     passed, failed, skipped = counts(cases)
     counted = passed + failed
@@ -78,6 +104,14 @@ def render(cases, meta):
     by_status = collections.Counter(c["status"] for c in cases)
     for status, n in by_status.most_common():
         lines.append(f"| {status} | {n} |")
+
+    lines += ["", "## Pass rate by dtype", "", "| dtype family | dtype | passed | failed | pass rate |",
+              "|---|---|---|---|---|"]
+    for family, group in family_rows(cases):
+        for dtype, (p, f) in group.items():
+            lines.append(f"| {family} | {dtype} | {p} | {f} | {_rate(p, f)} |")
+        fp, ff = sum(p for p, _ in group.values()), sum(f for _, f in group.values())
+        lines.append(f"| **{family}** | all | **{fp}** | **{ff}** | **{_rate(fp, ff)}** |")
 
     failing = [c for c in cases if c["status"] not in (PASS,) + NOT_COUNTED]
     causes = collections.Counter(_cause(c) for c in failing)

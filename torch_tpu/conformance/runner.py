@@ -25,7 +25,23 @@ NO_SAMPLES = "no samples"  # sample generation gave nothing or raised: counted n
 SEVERITY = [PASS, CPU_ERROR, FALLBACK, MISMATCH, ERROR, TIMEOUT, CRASH]
 NOT_COUNTED = (CPU_ERROR, NO_SAMPLES)
 
-DEFAULT_DTYPES = ("float32", "bfloat16", "int64", "bool")
+# Every dtype an OpInfo can declare for the CPU that a tpu tensor can hold
+# (complex32 is refused on tpu, as on most backends), by family.
+DTYPE_FAMILIES = {
+    "floating": ("float32", "bfloat16", "float16", "float64"),
+    "complex": ("complex64", "complex128"),
+    "signed integer": ("int64", "int32", "int16", "int8"),
+    "unsigned integer": ("uint8",),
+    "bool": ("bool",),
+}
+DEFAULT_DTYPES = tuple(d for family in DTYPE_FAMILIES.values() for d in family)
+
+
+def family_of(dtype_name: str) -> str:
+    for family, names in DTYPE_FAMILIES.items():
+        if dtype_name in names:
+            return family
+    return "other"
 
 # Ops whose outputs are random (or uninitialized memory): values cannot be
 # compared with the CPU, only the shape, the dtype and that the result is
