@@ -4,7 +4,7 @@
 // like LAPACK's potrf with uplo = 'L'; upper = true returns L^T.
 #include <stdexcept>
 
-#include "ops/linalg_common.h"
+#include "ops/linalg/common.h"
 #include "ops/registry.h"
 #include "ops/runtime_check.h"
 

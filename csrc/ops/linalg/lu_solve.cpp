@@ -2,7 +2,7 @@
 // them (linalg_inv_ex = solve with the identity, as the CPU does). A = P L U:
 // A X = B is X = U^-1 L^-1 P^T B; A^T X = B is X = P L^-T U^-T B; the right-side
 // forms are the left ones on transposes (real dtypes only, so ^H = ^T).
-#include "ops/linalg_common.h"
+#include "ops/linalg/common.h"
 #include "ops/registry.h"
 
 namespace torch_tpu::ops {

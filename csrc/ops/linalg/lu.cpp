@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "ops/linalg_common.h"
+#include "ops/linalg/common.h"
 #include "ops/registry.h"
 
 namespace torch_tpu::ops {

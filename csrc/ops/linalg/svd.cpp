@@ -9,7 +9,7 @@
 // singular values, up to rotation), as PyTorch documents.
 #include <cmath>
 
-#include "ops/linalg_common.h"
+#include "ops/linalg/common.h"
 #include "ops/registry.h"
 
 namespace torch_tpu::ops {

@@ -71,7 +71,7 @@ inline Value cholesky_lower(Builder& b, const Value& a) {
 namespace torch_tpu::ops::linalg {
 
 // Packed LU (LAPACK getrf layout), 1-based i32 pivots and i32 info of `a`,
-// from the linalg_lu_factor_ex rule (linalg_lu.cpp), called through the registry
+// from the linalg_lu_factor_ex rule (linalg/lu.cpp), called through the registry
 // so the factorization has one implementation.
 struct PackedLU {
   Value lu, pivots, info;

@@ -1,7 +1,7 @@
 // Triangular solves (linalg_solve_triangular, triangular_solve) as
 // stablehlo.triangular_solve, after broadcasting A and B to the result's batch
 // dims (the op takes equal batch dims). Only A's named triangle is read.
-#include "ops/linalg_common.h"
+#include "ops/linalg/common.h"
 #include "ops/registry.h"
 
 namespace torch_tpu::ops {

@@ -5,7 +5,7 @@
 // is made; the reflector convention is LAPACK's, so Q and R match the CPU's.
 #include <algorithm>
 
-#include "ops/linalg_common.h"
+#include "ops/linalg/common.h"
 #include "ops/registry.h"
 
 namespace torch_tpu::ops {

@@ -3,7 +3,7 @@
 // eigenvalues come out ascending. Eigenvector
 // signs may differ from LAPACK's (both are valid; PyTorch documents them as
 // not unique).
-#include "ops/linalg_common.h"
+#include "ops/linalg/common.h"
 #include "ops/registry.h"
 
 namespace torch_tpu::ops {
