@@ -239,6 +239,9 @@ def test_bad_input_gets_clear_errors():
         op(torch.ones(2))
     with pytest.raises(ValueError, match="Python identifier"):
         jax_op("not a name", lambda a: a)
+    with pytest.raises(ValueError, match="exists already"):
+        jax_op(op.name, lambda a: a * 3)  # would replace the first op's kernel
+    torch.testing.assert_close(op(torch.ones(2, device="tpu")).cpu(), torch.full((2,), 2.0))
 
 
 def test_the_import_paths_and_the_error_without_jax():

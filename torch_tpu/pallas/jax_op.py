@@ -145,6 +145,10 @@ class JaxOp:
     def __init__(self, name: str, fn, donate_argnums=None):
         if not name.isidentifier():
             raise ValueError(f"jax_op: the name must be a Python identifier, got {name!r}")
+        if name in _by_name or hasattr(torch.ops.tpu_jax, name):
+            # torch.library would silently replace the earlier op's kernel.
+            raise ValueError(f"jax_op: an op named {name!r} exists already (torch.ops.tpu_jax.{name}); "
+                             "jax_op names are global to the process")
         _jax()
         self.name, self.fn = name, fn
         self.donate_argnums = tuple(donate_argnums or ())
