@@ -255,3 +255,17 @@ def test_the_import_paths_and_the_error_without_jax():
             "except ImportError as e:\n    print('IMPORT ERROR:', e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout
     assert "IMPORT ERROR:" in out and "pip install 'torch_tpu[jax]'" in out, out
+
+
+def test_torch_export_keeps_the_op_and_runs_it():
+    op = jax_op(unique("exported"), lambda a: jnp.sin(a) * 2)
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return op(x + 1) * 3
+
+    x = torch.randn(4, 5)
+    ep = torch.export.export(Model(), (x.to("tpu"),))
+    targets = [n.target for n in ep.graph.nodes if n.op == "call_function"]
+    assert getattr(torch.ops.tpu_jax, op.name).default in targets
+    torch.testing.assert_close(ep.module()(x.to("tpu")).cpu(), torch.sin(x + 1) * 6, rtol=1e-5, atol=1e-5)
