@@ -7,6 +7,7 @@ import traceback
 import torch
 import torch.distributed as dist
 import torch.distributed._functional_collectives as funcol
+from launch import say  # one write per line: ranks share the output pipe
 
 R = dist.ReduceOp
 DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.bool]
@@ -284,9 +285,9 @@ def main():
 
     dist.barrier()
     if failures:
-        print("\n".join(failures), flush=True)
+        say("\n".join(failures))
         raise SystemExit(1)
-    print(f"WORKER OK rank {RANK}", flush=True)
+    say(f"WORKER OK rank {RANK}")
     dist.destroy_process_group()
 
 

@@ -9,6 +9,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
+from launch import say  # one write per line: ranks share the output pipe
 
 STEPS = 10
 PER_RANK = 4
@@ -74,9 +75,9 @@ def main():
             for (pname, ref), p in zip(reference.named_parameters(), params):
                 torch.testing.assert_close(p.cpu(), ref.detach().cpu(), rtol=1e-5, atol=1e-6,
                                            msg=lambda m: f"{name} {pname}: {m}")
-            print(f"{name}: losses {[round(v, 5) for v in losses.tolist()]}", flush=True)
+            say(f"{name}: losses {[round(v, 5) for v in losses.tolist()]}")
         dist.barrier()
-    print(f"WORKER OK rank {rank}", flush=True)
+    say(f"WORKER OK rank {rank}")
     dist.destroy_process_group()
 
 

@@ -41,6 +41,7 @@ from diffusers import (  # noqa: E402
 from torch.distributed.tensor import DTensor, Shard  # noqa: E402
 
 from torch_tpu.examples import tiny_pipelines  # noqa: E402
+from launch import say  # noqa: E402  (one write per line: ranks share the output pipe)
 
 SIZE = 64  # an 8x8 latent: 16 image tokens; with T5_TOKENS=16 text tokens, both split 4 ways
 STEPS = 2
@@ -76,7 +77,7 @@ class Cases:
         self.ok = True
 
     def _line(self, name, text):
-        print(f"CASE {name} rank {self.rank}: {text}", flush=True)
+        say(f"CASE {name} rank {self.rank}: {text}")
 
     def matches(self, name, fn, expect):
         """fn() -> latents on tpu, equal to `expect` (CPU)."""
@@ -171,7 +172,7 @@ def main():
     if rank == 0:
         start = time.perf_counter()
         latents = run_with(pipe, pipe.transformer).contiguous()
-        print(f"reference latents {tuple(latents.shape)} in {time.perf_counter() - start:.1f}s", flush=True)
+        say(f"reference latents {tuple(latents.shape)} in {time.perf_counter() - start:.1f}s")
     dist.broadcast(latents, src=0)
     expect = latents.cpu()
     assert torch.isfinite(expect).all() and expect.std() > 0.1, expect  # a real result to compare against
@@ -187,7 +188,7 @@ def main():
 
     dist.barrier()
     if cases.ok:
-        print(f"WORKER OK rank {rank}", flush=True)
+        say(f"WORKER OK rank {rank}")
     dist.destroy_process_group()
     sys.exit(0 if cases.ok else 1)
 

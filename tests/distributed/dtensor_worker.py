@@ -6,6 +6,7 @@ import torch
 import torch.distributed as dist
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
+from launch import say  # one write per line: ranks share the output pipe
 
 
 def dense(x):
@@ -58,7 +59,7 @@ def main():
     torch.testing.assert_close(tp_sum.cpu(), a[dp * 4:(dp + 1) * 4].sum(), rtol=1e-5, atol=1e-5)
 
     dist.barrier()
-    print(f"WORKER OK rank {rank}", flush=True)
+    say(f"WORKER OK rank {rank}")
     dist.destroy_process_group()
 
 

@@ -8,6 +8,7 @@ import time
 
 import torch
 import torch.distributed as dist
+from launch import say  # one write per line: ranks share the output pipe
 
 TIMEOUT_S = 5
 
@@ -31,9 +32,9 @@ def main(mode):
         dist.all_reduce(t)
     except Exception as e:  # noqa: BLE001  (the type and text are what is checked)
         elapsed = time.monotonic() - start
-        print(f"SURVIVOR ERROR rank {rank} after {elapsed:.1f}s: {type(e).__name__}: {str(e)[:300]}", flush=True)
+        say(f"SURVIVOR ERROR rank {rank} after {elapsed:.1f}s: {type(e).__name__}: {str(e)[:300]}")
         os._exit(0)
-    print(f"NO ERROR rank {rank}", flush=True)
+    say(f"NO ERROR rank {rank}")
     os._exit(1)
 
 

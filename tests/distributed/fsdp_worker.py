@@ -8,6 +8,7 @@ import torch
 import torch.distributed as dist
 from torch.distributed.fsdp import fully_shard
 from transformers import LlamaConfig, LlamaForCausalLM
+from launch import say  # one write per line: ranks share the output pipe
 
 STEPS = 10
 PER_RANK = 2
@@ -54,14 +55,14 @@ def main():
     full = {name: p.full_tensor() for name, p in model.named_parameters()}
     if rank == 0:
         ref_losses = train(reference, data, slice(None))
-        print(f"fsdp losses {[round(v, 5) for v in losses.tolist()]}", flush=True)
-        print(f"ref  losses {[round(v, 5) for v in ref_losses.tolist()]}", flush=True)
+        say(f"fsdp losses {[round(v, 5) for v in losses.tolist()]}")
+        say(f"ref  losses {[round(v, 5) for v in ref_losses.tolist()]}")
         torch.testing.assert_close(losses.cpu(), ref_losses.cpu(), rtol=1e-4, atol=1e-5)
         for name, p in reference.named_parameters():
             torch.testing.assert_close(full[name].cpu(), p.detach().cpu(), rtol=1e-4, atol=1e-5,
                                        msg=lambda m: f"{name}: {m}")
     dist.barrier()
-    print(f"WORKER OK rank {rank}", flush=True)
+    say(f"WORKER OK rank {rank}")
     dist.destroy_process_group()
 
 

@@ -31,3 +31,10 @@ def assert_ran(rc, out, nproc=4, marker="WORKER OK"):
     assert rc is not None, f"the ranks did not finish in time:\n{tail}"
     assert rc == 0, f"torchrun exited {rc}:\n{tail}"
     assert out.count(marker) == nproc, f"expected {nproc} ranks to report '{marker}':\n{tail}"
+
+
+def say(line: str) -> None:
+    """One line from a rank, in one write: the ranks share torchrun's output
+    pipe, and print() writes the text and the newline separately, so two
+    ranks' lines could interleave into one."""
+    os.write(1, (line.rstrip("\n") + "\n").encode())

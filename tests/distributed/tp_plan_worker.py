@@ -20,6 +20,7 @@ from torch.testing import assert_close
 import transformers as tf
 from transformers import AutoModelForCausalLM
 from transformers.distributed import DistributedConfig
+from launch import say  # one write per line: ranks share the output pipe
 
 VOCAB = 128
 NEW_TOKENS = 8
@@ -119,8 +120,8 @@ def run_case(name, folder, kwargs, rank, world):
     dist.all_gather(gathered, got_tokens)
     assert all(torch.equal(g.cpu(), got_tokens.cpu()) for g in gathered), name
     if rank == 0:
-        print(f"{name}: logits max|diff| {diff:.2e}, {NEW_TOKENS} greedy tokens equal "
-              f"{got_tokens[:, 12:].cpu().tolist()} ({time.perf_counter() - start:.1f}s)", flush=True)
+        say(f"{name}: logits max|diff| {diff:.2e}, {NEW_TOKENS} greedy tokens equal "
+              f"{got_tokens[:, 12:].cpu().tolist()} ({time.perf_counter() - start:.1f}s)")
     del ref, tp
 
 
@@ -141,7 +142,7 @@ def main():
             continue
         run_case(name, folders[arch], kwargs, rank, world)
     dist.barrier()
-    print(f"WORKER OK rank {rank}", flush=True)
+    say(f"WORKER OK rank {rank}")
     dist.destroy_process_group()
 
 
