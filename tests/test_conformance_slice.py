@@ -54,6 +54,22 @@ SLICE = {
 }
 
 
+# The dtypes beyond float32/bfloat16/int64/bool (float16, float64, complex,
+# the narrow integers), on ops whose case passes in the full sweep.
+MORE_DTYPES = {
+    "add": ["complex64", "int8"], "mul": ["float16", "uint8"], "sub": ["int16", "complex128"],
+    "div.no_rounding_mode": ["float64", "complex64"], "exp": ["float16"], "sin": ["float64"],
+    "sum": ["int32", "float16"], "mean": ["float64"], "cumsum": ["int32"], "mm": ["float64"], "bmm": ["float16"],
+    "cat": ["uint8", "complex64"], "sort": ["int16", "float64"], "abs": ["int8", "complex64"],
+    "eq": ["uint8", "float16"], "where": ["int32"], "softmax": ["float64"],
+    "nn.functional.conv2d": ["float64", "float16"], "fft.fft": ["complex64", "float64"], "linalg.qr": ["float64"],
+    "index_select": ["int8"], "gather": ["uint8"], "amax": ["float16", "int16"], "reshape": ["complex128"],
+    "remainder": ["int8"], "topk": ["int32"],
+}
+for _op, _dtypes in MORE_DTYPES.items():
+    SLICE[_op] = SLICE.get(_op, []) + _dtypes
+
+
 @pytest.fixture(scope="module")
 def op_db():
     return runner.load_op_db()
