@@ -28,6 +28,7 @@ from . import tpu as _tpu_module  # noqa: E402
 from . import backends as _backends  # noqa: E402
 
 torch._register_device_module("tpu", _tpu_module)
+sys.modules.setdefault("torch.tpu.ops", _tpu_module.ops)
 torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
 torch.backends.tpu = _backends
 sys.modules.setdefault("torch.backends.tpu", _backends)

@@ -7,6 +7,7 @@ import torch
 
 from . import _C
 from .precision import Precision, current_precision, precision  # noqa: F401  (torch.tpu.precision API)
+from . import ops  # noqa: F401  (torch.tpu.ops: ragged_dot, optimization_barrier)
 
 
 def _index(device=None) -> int:
