@@ -6,7 +6,8 @@ weights, float32), with each experts implementation, measured in one run:
     tpu grouped_mm        Transformers' default (on tpu: every expert's product for every row)
     tpu tpu_ragged        torch_tpu's ragged_dot experts (torch_tpu/integrations/transformers_experts.py)
     tpu tpu_ragged comp.  the same step under torch.compile(backend="tpu")
-    cpu <impl>            PyTorch CPU eager with "eager", "batched_mm" and "grouped_mm"
+    cpu <impl>            PyTorch CPU eager with "eager", "batched_mm" and "grouped_mm", at
+                          torch's thread count and at 1 thread (the best of all is the peer)
 
     python bench/moe.py [--repeats N] [--layers L]
 
@@ -41,9 +42,9 @@ class DecodeStep:
     """A model on `device` with a static cache holding a PROMPT-token prefill;
     each call decodes one token per sequence at the same position (the same work every time)."""
 
-    def __init__(self, folder, device, impl, compiled=False):
+    def __init__(self, folder, device, impl, compiled=False, threads=None):
         import transformers as tf
-        self.device = device
+        self.device, self.threads = device, threads
         self.model = tf.AutoModelForCausalLM.from_pretrained(folder, device_map=device, dtype=torch.float32,
                                                              experts_implementation=impl).eval()
         self.cache = tf.StaticCache(config=self.model.config, max_cache_len=PROMPT + 8)
@@ -61,8 +62,14 @@ class DecodeStep:
     def __call__(self):
         for layer in self.cache.layers:  # back to the prefill's end: the same position every call
             layer.cumulative_length.fill_(PROMPT)
-        with torch.no_grad():
-            return self.forward(self.token, past_key_values=self.cache, cache_position=self.position).logits
+        threads = torch.get_num_threads()
+        if self.threads:
+            torch.set_num_threads(self.threads)
+        try:
+            with torch.no_grad():
+                return self.forward(self.token, past_key_values=self.cache, cache_position=self.position).logits
+        finally:
+            torch.set_num_threads(threads)
 
     def sync(self):
         if self.device == "tpu":
@@ -111,10 +118,14 @@ def main():
         "tpu grouped_mm": DecodeStep(folder, "tpu", "grouped_mm"),
         "tpu tpu_ragged": DecodeStep(folder, "tpu", "tpu_ragged"),
         "tpu tpu_ragged compiled": DecodeStep(folder, "tpu", "tpu_ragged", compiled=True),
-        "cpu eager experts": DecodeStep(folder, "cpu", "eager"),
-        "cpu batched_mm": DecodeStep(folder, "cpu", "batched_mm"),
-        "cpu grouped_mm": DecodeStep(folder, "cpu", "grouped_mm"),
     }
+    # PyTorch CPU with each implementation, at its default thread count and
+    # at one thread (on a shared machine the default's threads can stall each other).
+    for impl in ("eager", "batched_mm", "grouped_mm"):
+        label = "eager experts" if impl == "eager" else impl
+        steps[f"cpu {label}"] = DecodeStep(folder, "cpu", impl)
+        if torch.get_num_threads() > 1:
+            steps[f"cpu {label} 1 thread"] = DecodeStep(folder, "cpu", impl, threads=1)
     # Every contender computes the same logits (tpu_ragged against the CPU's grouped_mm).
     ref = steps["cpu grouped_mm"]().float()
     for name, step in steps.items():
@@ -122,14 +133,14 @@ def main():
         assert err < 1e-3, f"{name}: logits differ from cpu grouped_mm by {err}"
     torch_tpu.reset_metrics()
     # Several calls per sample for the fast ones, so one sample is >= ~30 ms.
-    iters = {"tpu tpu_ragged compiled": 3, "cpu batched_mm": 3, "cpu grouped_mm": 3}
+    iters = {"tpu tpu_ragged compiled": 3, "cpu grouped_mm": 3, "cpu grouped_mm 1 thread": 3}
     ms = median_ms(steps, args.repeats, iters)
     m = torch_tpu.metrics()
     load_end = os.getloadavg()
 
-    print(f"\n{'decode step':26s} {'median ms':>10s}")
+    print(f"\n{'decode step':30s} {'median ms':>10s}")
     for name, v in ms.items():
-        print(f"{name:26s} {v:10.2f}")
+        print(f"{name:30s} {v:10.2f}")
     cpu_best = min((n for n in ms if n.startswith("cpu")), key=ms.get)
     ragged, compiled, eager = ms["tpu tpu_ragged"], ms["tpu tpu_ragged compiled"], ms["tpu eager experts"]
     print(f"\nPyTorch CPU's best: {cpu_best} ({ms[cpu_best]:.2f} ms)")

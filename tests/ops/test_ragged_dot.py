@@ -211,10 +211,11 @@ def dot_flops(text):
     return flops
 
 
-def test_work_is_near_the_ideal_not_the_dense_expansion(programs):
-    # 512 rows in 64 groups of 8: the products are one batched dot over each
-    # group's first C = 16 rows (2x the ideal M*K*N) plus the overflow loop's
-    # tile product, never the dense G*M*K*N (64x) of a masked product.
+def test_work_is_tiles_not_the_dense_expansion(programs):
+    # 512 rows in 64 groups of 8: the products are tiles of 8 rows times one
+    # group's block inside while loops (the weight gradient: 8 rows summed into
+    # a [K, N] block), never the dense G*M*K*N (64x the ideal M*K*N) of a
+    # masked product; a program holds no dot of more than a few tiles' work.
     m, k, n, g = 512, 32, 24, 64
     x, w = torch.randn(m, k).to("tpu"), torch.randn(g, k, n).to("tpu")
     gs = torch.full((g,), m // g, dtype=torch.int32).to("tpu")
@@ -225,4 +226,4 @@ def test_work_is_near_the_ideal_not_the_dense_expansion(programs):
     assert len(texts) == 2
     for text in texts:
         assert "stablehlo.while" in text
-        assert sum(dot_flops(text)) <= 3 * m * k * n, dot_flops(text)
+        assert sum(dot_flops(text)) <= m * k * n // 16, dot_flops(text)
