@@ -8,6 +8,7 @@ weights, float32), with each experts implementation, measured in one run:
     tpu tpu_ragged comp.  the same step under torch.compile(backend="tpu")
     cpu <impl>            PyTorch CPU eager with "eager", "batched_mm" and "grouped_mm", at
                           torch's thread count and at 1 thread (the best of all is the peer)
+    ... no experts        the step with the experts computing nothing: what the rest costs
 
     python bench/moe.py [--repeats N] [--layers L]
 
@@ -102,6 +103,8 @@ def main():
     import transformers as tf
 
     load_start = os.getloadavg()
+    from transformers.integrations.moe import ExpertsInterface
+    ExpertsInterface.register("bench_none", lambda self, hidden, index, weights: hidden * 0)
     cfg = config(args.layers)
     folder = tempfile.mkdtemp(prefix="bench_moe_")
     torch.manual_seed(0)
@@ -119,6 +122,8 @@ def main():
         "tpu tpu_ragged": DecodeStep(folder, "tpu", "tpu_ragged"),
         "tpu tpu_ragged compiled": DecodeStep(folder, "tpu", "tpu_ragged", compiled=True),
     }
+    steps["tpu no experts"] = DecodeStep(folder, "tpu", "bench_none")
+    steps["tpu no experts compiled"] = DecodeStep(folder, "tpu", "bench_none", compiled=True)
     # PyTorch CPU with each implementation, at its default thread count and
     # at one thread (on a shared machine the default's threads can stall each other).
     for impl in ("eager", "batched_mm", "grouped_mm"):
@@ -126,14 +131,18 @@ def main():
         steps[f"cpu {label}"] = DecodeStep(folder, "cpu", impl)
         if torch.get_num_threads() > 1:
             steps[f"cpu {label} 1 thread"] = DecodeStep(folder, "cpu", impl, threads=1)
+    steps["cpu no experts"] = DecodeStep(folder, "cpu", "bench_none")
     # Every contender computes the same logits (tpu_ragged against the CPU's grouped_mm).
     ref = steps["cpu grouped_mm"]().float()
     for name, step in steps.items():
+        if "no experts" in name:
+            continue
         err = (step().cpu().float() - ref).abs().max().item()
         assert err < 1e-3, f"{name}: logits differ from cpu grouped_mm by {err}"
     torch_tpu.reset_metrics()
     # Several calls per sample for the fast ones, so one sample is >= ~30 ms.
-    iters = {"tpu tpu_ragged compiled": 3, "cpu grouped_mm": 3, "cpu grouped_mm 1 thread": 3}
+    iters = {"tpu tpu_ragged compiled": 3, "cpu grouped_mm": 3, "cpu grouped_mm 1 thread": 3,
+             "tpu no experts compiled": 5, "cpu no experts": 5}
     ms = median_ms(steps, args.repeats, iters)
     m = torch_tpu.metrics()
     load_end = os.getloadavg()
@@ -149,6 +158,10 @@ def main():
     print(f"tpu grouped_mm / tpu tpu_ragged             = {ms['tpu grouped_mm'] / ragged:6.2f}x")
     print(f"tpu tpu_ragged / {cpu_best:26s} = {ragged / ms[cpu_best]:6.2f}   (goal < 1)")
     print(f"tpu tpu_ragged compiled / {cpu_best:17s} = {compiled / ms[cpu_best]:6.2f}   (goal < 1)")
+    print("the experts' share (step - no experts): " + ", ".join(
+        f"{name} {ms[name] - ms[base]:.2f} ms" for name, base in (
+            ("tpu tpu_ragged", "tpu no experts"), ("tpu tpu_ragged compiled", "tpu no experts compiled"),
+            (cpu_best, "cpu no experts"))))
     print(f"metrics during the timed steps: compiles {m['compiles']}, graph compiles {m['graph_compiles']}, "
           f"fallbacks {sum(m['fallbacks_by_op'].values()) if 'fallbacks_by_op' in m else '-'}")
     print(f"load average at end {load_end[0]:.2f} {load_end[1]:.2f} {load_end[2]:.2f}"

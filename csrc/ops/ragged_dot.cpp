@@ -16,11 +16,12 @@
 // exactly one tile. No shape depends on the group sizes: no host round trip.
 //
 // A capacity formulation (every group's first 2M/G rows in one batched
-// dot_general, a loop for the rest; commit e996aa9) did 2M rows of work in
-// one op, but measured 1.4-1.6x slower per Qwen3-MoE decode step on the XLA
-// CPU plugin (bench/moe.py), the [E, out, in] weights in a batched dot costing
-// more than per-block transposes; this loop is what the plugin runs fastest.
+// dot_general, a loop for the rest; in the history of the branch that added
+// this file) does 2M rows of work in one op, but measured 1.2-1.6x slower
+// per Qwen3-MoE decode step on the XLA CPU plugin (bench/moe.py), its batched
+// dot over [E, out, in] weights costing more than these per-block transposes.
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 #include "ops/lowering_helpers.h"
@@ -32,7 +33,6 @@ namespace torch_tpu::ops {
 namespace {
 
 using Dims = std::vector<int64_t>;
-const TensorType kIndex{DType::I64, {}};
 
 // Rows per tile: about the mean group size, a power of two in [8, 128], at most M.
 int64_t tile_rows(int64_t m, int64_t groups) {
@@ -144,9 +144,9 @@ Values ragged_dot_rule(Builder& b, const OpCall& c, const Values& v) {
   bool exact = acc != x.type.dtype;
   int64_t t = tile_rows(m, groups);
   auto [lo, hi] = group_rows(b, sizes, m);
-  Value w_acc = w;  // converted one block at a time, inside the loop
+  // rhs is converted to `acc` one block at a time, inside the loop.
   Values outer = loop_while_less(
-      b, {index(b, 0), index(b, groups), b.splat_float(out, 0), x, w_acc, lo, hi},
+      b, {index(b, 0), index(b, groups), b.splat_float(out, 0), x, w, lo, hi},
       [&](Builder& r, const Values& a) {
         const Value &g = a[0], &xs = a[3], &ws = a[4];
         Dims block = tr ? Dims{1, n, k} : Dims{1, k, n};

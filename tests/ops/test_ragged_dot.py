@@ -74,6 +74,31 @@ def test_eager_forward_and_gradients_match_the_cpu_loop(case, dtype):
     assert got[0][sum(sizes):].eq(0).all()
 
 
+def random_sizes(seed):
+    """G in [1, 12], M in [1, 120]; sizes from routing-like draws with empty
+    groups, summing to M or less."""
+    g = torch.Generator().manual_seed(seed)
+    groups = int(torch.randint(1, 13, (1,), generator=g))
+    m = int(torch.randint(1, 121, (1,), generator=g))
+    used = int(torch.randint(m // 2, m + 1, (1,), generator=g))
+    probs = torch.rand(groups, generator=g) * (torch.rand(groups, generator=g) > 0.3)  # ~30% empty groups
+    if probs.sum() == 0:
+        probs[0] = 1
+    ids = torch.multinomial(probs, used, replacement=True, generator=g) if used else torch.zeros(0, dtype=torch.long)
+    return m, torch.bincount(ids, minlength=groups).tolist()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("seed", range(8))
+def test_random_group_sizes_match_the_cpu_loop(seed, dtype):
+    m, sizes = random_sizes(seed)
+    x, w, dy, gs = inputs(m, 16, 12, sizes, dtype, seed=seed)
+    expect = run(cpu_loop, x, w, dy, gs, "cpu")
+    got = run(torch.tpu.ops.ragged_dot, x, w, dy, gs, "tpu")
+    for e, g in zip(expect, got):
+        assert_close(g, e)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_transposed_weights_are_read_in_place(dtype):
     # Transformers stores experts as [E, out, in]: rhs = w.transpose(1, 2).
