@@ -28,6 +28,7 @@ from . import tpu as _tpu_module  # noqa: E402
 from . import backends as _backends  # noqa: E402
 
 torch._register_device_module("tpu", _tpu_module)
+sys.modules.setdefault("torch.tpu.ops", _tpu_module.ops)
 torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
 torch.backends.tpu = _backends
 sys.modules.setdefault("torch.backends.tpu", _backends)
@@ -38,9 +39,11 @@ from .integrations import accelerate_device as _accelerate_device  # noqa: E402
 from .integrations import inductor_reroute as _inductor_reroute  # noqa: E402
 from .integrations import dlpack_guard as _dlpack_guard  # noqa: E402
 from .integrations import multiprocessing_guard as _multiprocessing_guard  # noqa: E402
+from .integrations import transformers_experts as _transformers_experts  # noqa: E402
 
 _accelerate_device.install()  # Trainer/Accelerate place models on tpu (applied if accelerate is imported)
 _inductor_reroute.install()  # torch.compile's default (Inductor) on tpu tensors runs the tpu backend
+_transformers_experts.install()  # experts_implementation="tpu_ragged" (registered if transformers' MoE is imported)
 
 from . import distributed as _distributed  # noqa: E402
 

@@ -7,6 +7,7 @@ import torch
 
 from . import _C
 from .precision import Precision, current_precision, precision  # noqa: F401  (torch.tpu.precision API)
+from . import ops  # noqa: F401  (torch.tpu.ops: ragged_dot, optimization_barrier)
 from . import pallas  # noqa: F401  (torch.tpu.pallas.jax_op; JAX is imported when a jax_op is made)
 
 

@@ -145,6 +145,11 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
     std::vector<c10::IValue> full;  // every output, when some were masked off
     for (size_t r = 0; r < returns.size(); ++r) {
       if (writes(returns[r])) continue;
+      if (m.at(r).isTensorList()) {  // a Tensor[] result (tpu::optimization_barrier): one output each
+        for (const at::Tensor& t : m[r].toTensorList().vec())
+          fresh.push_back(FreshOutput{t.scalar_type(), t.sizes().vec(), t.strides().vec(), true});
+        continue;
+      }
       const at::Tensor* t = &m.at(r).toTensor();
       bool defined = t->defined();
       if (!defined) {
@@ -238,8 +243,17 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
   torch::jit::drop(*stack, nargs);
   size_t next_fresh = 0, next_written = 0;
   for (const auto& r : returns) {
-    if (writes(r)) stack->push_back(written.at(next_written++));
-    else stack->emplace_back(fresh.at(next_fresh++));
+    if (writes(r)) {
+      stack->push_back(written.at(next_written++));
+    } else if (r.type()->kind() == c10::TypeKind::ListType) {
+      // A Tensor[] result is the last fresh one: it takes every output left
+      // (their count is known here without the meta kernel, which a cache hit skips).
+      TORCH_CHECK(&r == &returns.back(), p.inv.op, ": a Tensor[] result must be the last one");
+      stack->emplace_back(std::vector<at::Tensor>(fresh.begin() + next_fresh, fresh.end()));
+      next_fresh = fresh.size();
+    } else {
+      stack->emplace_back(fresh.at(next_fresh++));
+    }
   }
 }
 
@@ -251,8 +265,16 @@ void register_lowered_ops() {
   done = true;
   static auto* lib = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__,
                                         __LINE__);
-  for (const auto& kv : op_variants())
-    lib->impl(kv.first.c_str(), torch::CppFunction::makeFromBoxedFunction<&boxed_lowered_op>());
+  // Our own ops ("tpu::ragged_dot", schemas in tpu_op_schemas.cpp) need a library of their namespace.
+  static auto* tpu_lib = new torch::Library(torch::Library::IMPL, "tpu", c10::DispatchKey::PrivateUse1, __FILE__,
+                                            __LINE__);
+  for (const auto& kv : op_variants()) {
+    const std::string& name = kv.first;
+    if (name.rfind("tpu::", 0) == 0)
+      tpu_lib->impl(name.substr(5).c_str(), torch::CppFunction::makeFromBoxedFunction<&boxed_lowered_op>());
+    else
+      lib->impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<&boxed_lowered_op>());
+  }
   register_foreach_ops();
 }
 

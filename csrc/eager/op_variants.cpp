@@ -7,7 +7,7 @@
 namespace torch_tpu::eager {
 
 std::string op_name(const c10::FunctionSchema& schema) {
-  std::string n = schema.name();
+  std::string n = schema.name();  // ATen ops without their namespace; others ("tpu::ragged_dot") with it
   if (n.rfind("aten::", 0) == 0) n = n.substr(6);
   if (!schema.overload_name().empty()) n += "." + schema.overload_name();
   return n;
@@ -58,12 +58,13 @@ const std::map<std::string, OpVariant>& op_variants() {
     std::map<std::string, std::vector<c10::OperatorHandle>> rules_by_base;
     for (const std::string& rule : ops::lowered_ops()) {
       auto dot = rule.find('.');
-      std::string name = "aten::" + rule.substr(0, dot);
+      bool qualified = rule.find("::") != std::string::npos;  // "tpu::ragged_dot": our own ops
+      std::string name = (qualified ? "" : "aten::") + rule.substr(0, dot);
       std::string overload = dot == std::string::npos ? "" : rule.substr(dot + 1);
       auto handle = dispatcher.findSchema({name, overload});
       TORCH_CHECK(handle, "torch_tpu: lowering rule for unknown op ", rule);
       t.emplace(rule, OpVariant{rule, *handle, handle->schema().arguments().size()});
-      rules_by_base[rule.substr(0, dot)].push_back(*handle);
+      if (!qualified) rules_by_base[rule.substr(0, dot)].push_back(*handle);
     }
     for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
       if (name.name.rfind("aten::", 0) != 0) continue;

@@ -32,11 +32,12 @@ class Unsupported(Exception):
 
 
 def op_name(target) -> str | None:
-    """Registry name of an ATen OpOverload ("add.Tensor"), or None."""
-    if not isinstance(target, torch._ops.OpOverload) or target.namespace != "aten":
+    """Registry name of an ATen OpOverload ("add.Tensor") or of one of our own
+    ops, namespace included ("tpu::ragged_dot"); None for anything else."""
+    if not isinstance(target, torch._ops.OpOverload) or target.namespace not in ("aten", "tpu"):
         return None
     schema = target._schema
-    name = schema.name[len("aten::"):]
+    name = schema.name[len("aten::"):] if target.namespace == "aten" else schema.name
     return f"{name}.{schema.overload_name}" if schema.overload_name else name
 
 

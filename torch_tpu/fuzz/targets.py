@@ -81,7 +81,7 @@ def lowered_targets():
     import torch_tpu
     out = []
     for name in sorted(set(torch_tpu._C._lowered_ops())):
-        if name in EXCLUDED:
+        if name in EXCLUDED or "::" in name:  # our own ops (tpu::ragged_dot) have no CPU kernel to compare with
             continue
         out.append(Target(name, _overload(name), _out_overload(name), _inplace_overload(name)))
     return out

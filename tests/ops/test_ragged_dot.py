@@ -1,0 +1,254 @@
+"""torch.tpu.ops.ragged_dot (tpu::ragged_dot and its weight gradient) against
+a per-group torch.mm loop on the CPU: forward and both gradients, eager and
+compiled, float32 and bfloat16 (the CPU loop in bfloat16, which accumulates
+in float32 as the tpu rule does; assert_close's default tolerances for each
+dtype), empty groups, sum(group_sizes) < M;
+jax.lax.ragged_dot's semantics where JAX is installed; bad input."""
+import math
+import re
+
+import pytest
+import torch
+from torch.testing import assert_close
+
+import torch_tpu
+
+# (M, K, N, group sizes): empty groups, sum < M, one group, a group past a tile.
+CASES = [
+    (16, 8, 12, [3, 0, 5, 8]),
+    (37, 6, 7, [3, 0, 20, 9, 1]),
+    (40, 16, 8, [0, 0, 11, 0, 2, 0]),           # sum 13 < 40: rows 13.. are zero
+    (9, 4, 5, [9]),
+    (300, 32, 24, [0, 140, 3, 0, 17, 90, 0, 1]),  # groups spanning many tiles
+    (24, 5, 3, [0, 0, 0]),                        # no rows at all
+    (200, 12, 10, [0] * 5 + [190] + [0] * 10),    # one group far past the capacity: overflow tiles
+]
+IDS = [f"M{c[0]}-G{len(c[3])}" for c in CASES]
+
+
+def loop_reference(x, w, sizes, transpose_rhs=False):
+    """out rows of group g = x rows @ w[g]; rows past the sum stay zero."""
+    parts, start = [], 0
+    for g, n in enumerate(sizes):
+        wg = w[g].t() if transpose_rhs else w[g]
+        parts.append(x[start:start + n] @ wg)
+        start += n
+    n_out = w.shape[1] if transpose_rhs else w.shape[2]
+    parts.append(x[start:].new_zeros((x.shape[0] - start, n_out)) * x[start:, :1])  # keeps x's grad defined
+    return torch.cat(parts)
+
+
+def inputs(m, k, n, sizes, dtype, seed=0, transpose_rhs=False):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(m, k, generator=g).to(dtype)
+    shape = (len(sizes), n, k) if transpose_rhs else (len(sizes), k, n)
+    w = torch.randn(shape, generator=g).to(dtype)
+    dy = torch.randn(m, n, generator=g).to(dtype)
+    return x, w, dy, torch.tensor(sizes, dtype=torch.int32)
+
+
+def run(fn, x, w, dy, sizes, device, transpose_rhs=False):
+    """fn's output and the gradients of <fn(x, w), dy> in x and w, on `device`."""
+    xd = x.detach().to(device).requires_grad_()
+    wd = w.detach().to(device).requires_grad_()
+    rhs = wd.transpose(1, 2) if transpose_rhs else wd
+    y = fn(xd, rhs, sizes.to(device))
+    y.backward(dy.to(device))
+    return y.detach().cpu(), xd.grad.cpu(), wd.grad.cpu()
+
+
+def cpu_loop(x, rhs, sizes):
+    return loop_reference(x, rhs, sizes.tolist())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_eager_forward_and_gradients_match_the_cpu_loop(case, dtype):
+    m, k, n, sizes = case
+    x, w, dy, gs = inputs(m, k, n, sizes, dtype)
+    expect = run(cpu_loop, x, w, dy, gs, "cpu")
+    got = run(torch.tpu.ops.ragged_dot, x, w, dy, gs, "tpu")
+    for e, g, what in zip(expect, got, ("out", "d lhs", "d rhs")):
+        assert g.dtype == dtype, what
+        assert_close(g, e, msg=lambda s: f"{what}: {s}")
+    assert got[0][sum(sizes):].eq(0).all()
+
+
+def random_sizes(seed):
+    """G in [1, 12], M in [1, 120]; sizes from routing-like draws with empty
+    groups, summing to M or less."""
+    g = torch.Generator().manual_seed(seed)
+    groups = int(torch.randint(1, 13, (1,), generator=g))
+    m = int(torch.randint(1, 121, (1,), generator=g))
+    used = int(torch.randint(m // 2, m + 1, (1,), generator=g))
+    probs = torch.rand(groups, generator=g) * (torch.rand(groups, generator=g) > 0.3)  # ~30% empty groups
+    if probs.sum() == 0:
+        probs[0] = 1
+    ids = torch.multinomial(probs, used, replacement=True, generator=g) if used else torch.zeros(0, dtype=torch.long)
+    return m, torch.bincount(ids, minlength=groups).tolist()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("seed", range(8))
+def test_random_group_sizes_match_the_cpu_loop(seed, dtype):
+    m, sizes = random_sizes(seed)
+    x, w, dy, gs = inputs(m, 16, 12, sizes, dtype, seed=seed)
+    expect = run(cpu_loop, x, w, dy, gs, "cpu")
+    got = run(torch.tpu.ops.ragged_dot, x, w, dy, gs, "tpu")
+    for e, g in zip(expect, got):
+        assert_close(g, e)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_transposed_weights_are_read_in_place(dtype):
+    # Transformers stores experts as [E, out, in]: rhs = w.transpose(1, 2).
+    m, k, n, sizes = CASES[1]
+    x, w, dy, gs = inputs(m, k, n, sizes, dtype, seed=3, transpose_rhs=True)
+    expect = run(cpu_loop, x, w, dy, gs, "cpu", transpose_rhs=True)
+    got = run(torch.tpu.ops.ragged_dot, x, w, dy, gs, "tpu", transpose_rhs=True)
+    for e, g in zip(expect, got):
+        assert_close(g, e)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("case", [CASES[1], CASES[2], CASES[4]], ids=[IDS[1], IDS[2], IDS[4]])
+def test_compiled_forward_and_gradients_match_the_cpu_loop(case, dtype):
+    torch._dynamo.reset()
+    m, k, n, sizes = case
+    x, w, dy, gs = inputs(m, k, n, sizes, dtype, seed=5)
+
+    def f(a, b, s):
+        return torch.tpu.ops.ragged_dot(a * 1, b, s) + 1
+
+    compiled = torch.compile(f, backend="tpu", fullgraph=True)
+    torch_tpu.reset_metrics()
+    expect = run(lambda a, b, s: cpu_loop(a, b, s) + 1, x, w, dy, gs, "cpu")
+    got = run(compiled, x, w, dy, gs, "tpu")
+    for e, g in zip(expect, got):
+        assert_close(g, e)
+    m1 = torch_tpu.metrics()
+    assert m1["graph_compiles"] == 2  # forward and backward, each one program (a graph fallback would raise here)
+    # New group sizes are values, not shapes: no recompile.
+    other = torch.tensor(list(reversed(sizes)), dtype=torch.int32)
+    expect = run(lambda a, b, s: cpu_loop(a, b, s) + 1, x, w, dy, other, "cpu")
+    got = run(compiled, x, w, dy, other, "tpu")
+    for e, g in zip(expect, got):
+        assert_close(g, e)
+    assert torch_tpu.metrics()["graph_compiles"] == 2
+
+
+def test_group_sizes_never_reach_the_host():
+    x, w, _, gs = inputs(300, 32, 24, CASES[4][3], torch.float32)
+    x, w, gs = x.to("tpu"), w.to("tpu"), gs.to("tpu")
+    torch.tpu.ops.ragged_dot(x, w, gs)
+    torch.tpu.synchronize()
+    before = torch_tpu.metrics()["device_to_host_bytes"]
+    for _ in range(3):
+        y = torch.tpu.ops.ragged_dot(x, w, gs)
+        torch.ops.tpu.ragged_dot_weight_grad(x, y, gs)
+    torch.tpu.synchronize()
+    assert torch_tpu.metrics()["device_to_host_bytes"] == before
+
+
+def test_int64_group_sizes_and_sum_past_m():
+    # Rows are assigned by the running sum: a sum past M cuts the last groups.
+    x, w, _, _ = inputs(10, 4, 3, [0] * 3, torch.float32)
+    for sizes in ([4, 0, 9], [12, 1, 1], [0, 10, 0]):
+        gs = torch.tensor(sizes, dtype=torch.int64)
+        clipped, left = [], 10
+        for s in sizes:
+            clipped.append(min(s, left))
+            left -= clipped[-1]
+        got = torch.tpu.ops.ragged_dot(x.to("tpu"), w.to("tpu"), gs.to("tpu")).cpu()
+        assert_close(got, loop_reference(x, w, clipped))
+
+
+def test_matches_jax_ragged_dot():
+    jax = pytest.importorskip("jax")
+    import numpy as np
+    jnp = jax.numpy
+    for m, k, n, sizes in CASES + [(10, 4, 3, [4, 0, 9])]:
+        x, w, _, gs = inputs(m, k, n, sizes, torch.float32, seed=7)
+        want = np.asarray(jax.lax.ragged_dot(jnp.asarray(x.numpy()), jnp.asarray(w.numpy()),
+                                             jnp.asarray(gs.numpy())))
+        got = torch.tpu.ops.ragged_dot(x.to("tpu"), w.to("tpu"), gs.to("tpu")).cpu()
+        assert_close(got, torch.from_numpy(np.array(want)), rtol=1e-5, atol=1e-5)
+
+
+def test_empty_shapes():
+    for m, k, n, g in [(0, 4, 3, 2), (5, 0, 3, 2), (5, 4, 0, 2), (5, 4, 3, 0)]:
+        x, w = torch.randn(m, k), torch.randn(g, k, n)
+        gs = torch.full((g,), 1, dtype=torch.int32)
+        got = torch.tpu.ops.ragged_dot(x.to("tpu"), w.to("tpu"), gs.to("tpu")).cpu()
+        assert got.shape == (m, n) and got.eq(0).all()
+
+
+@pytest.mark.parametrize("bad", [
+    ("lhs must be 2-d", lambda x, w, s: (x[0], w, s)),
+    ("rhs must be 3-d", lambda x, w, s: (x, w[0], s)),
+    ("group_sizes must be a 1-d integer", lambda x, w, s: (x, w, s.float())),
+    ("group_sizes must be a 1-d integer", lambda x, w, s: (x, w, s[None])),
+    ("groups, expected", lambda x, w, s: (x, w, s[:2])),
+    ("same dtype", lambda x, w, s: (x, w.double(), s)),
+    ("lhs must be float16, bfloat16, float32 or float64", lambda x, w, s: (x.long(), w.long(), s)),
+    ("differ in K", lambda x, w, s: (x[:, :3], w, s)),
+], ids=lambda b: b[0] if isinstance(b, tuple) else None)
+def test_bad_input_names_the_op(bad):
+    message, edit = bad
+    x, w, _, gs = inputs(16, 8, 12, CASES[0][3], torch.float32)
+    args = edit(x.to("tpu"), w.to("tpu"), gs.to("tpu"))
+    with pytest.raises(RuntimeError, match=r"tpu\.ragged_dot: .*" + message):
+        torch.tpu.ops.ragged_dot(*args)
+
+
+def test_negative_group_sizes_raise_at_synchronization():
+    x, w, _, _ = inputs(8, 4, 3, [0, 0], torch.float32)
+    gs = torch.tensor([3, -1], dtype=torch.int32)
+    with pytest.raises(ValueError, match="ragged_dot.*group_sizes must be non-negative"):
+        torch.tpu.ops.ragged_dot(x.to("tpu"), w.to("tpu"), gs.to("tpu"))
+        torch.tpu.synchronize()
+
+
+def test_reference_cpu_kernel_is_the_loop():
+    m, k, n, sizes = CASES[1]
+    x, w, _, gs = inputs(m, k, n, sizes, torch.float32)
+    assert_close(torch.tpu.ops.ragged_dot(x, w, gs), loop_reference(x, w, sizes))
+
+
+@pytest.fixture
+def programs(tmp_path):
+    """The texts of the programs compiled inside the test."""
+    torch_tpu._C._set_program_dump_dir(str(tmp_path))
+    yield lambda: [p.read_text() for p in tmp_path.glob("*.mlir")]
+    torch_tpu._C._set_program_dump_dir("")
+
+
+def dot_flops(text):
+    """Multiply-adds of each dot_general in a program (a loop body's once)."""
+    flops = []
+    for line in text.splitlines():
+        if '"stablehlo.dot_general"' not in line:
+            continue
+        contract = [int(d) for d in re.search(r"lhs_contracting_dimensions = \[([0-9, ]+)\]", line).group(1).split(",")]
+        shapes = [[int(d) for d in t.split("x")[:-1]] for t in re.findall(r"tensor<([0-9x]+x\w+)>", line)]
+        lhs, result = shapes[0], shapes[-1]
+        flops.append(math.prod(result) * math.prod(lhs[d] for d in contract))
+    return flops
+
+
+def test_work_is_tiles_not_the_dense_expansion(programs):
+    # 512 rows in 64 groups of 8: the products are tiles of 8 rows times one
+    # group's block inside while loops (the weight gradient: 8 rows summed into
+    # a [K, N] block), never the dense G*M*K*N (64x the ideal M*K*N) of a
+    # masked product; a program holds no dot of more than a few tiles' work.
+    m, k, n, g = 512, 32, 24, 64
+    x, w = torch.randn(m, k).to("tpu"), torch.randn(g, k, n).to("tpu")
+    gs = torch.full((g,), m // g, dtype=torch.int32).to("tpu")
+    y = torch.tpu.ops.ragged_dot(x, w, gs)
+    torch.ops.tpu.ragged_dot_weight_grad(x, y, gs)
+    torch.tpu.synchronize()
+    texts = [t for t in programs() if "dot_general" in t]
+    assert len(texts) == 2
+    for text in texts:
+        assert "stablehlo.while" in text
+        assert sum(dot_flops(text)) <= m * k * n // 16, dot_flops(text)
