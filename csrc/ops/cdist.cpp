@@ -1,6 +1,5 @@
 // Pairwise p-norm distances, cdist (x1 [..., P, M], x2 [..., R, M] ->
-// [..., P, R]) and pdist (x [N, M] -> the N(N-1)/2 distances of rows i < j,
-// row-major), and their gradients, as the CPU's Distance.cpp computes them:
+// [..., P, R]) and its x1-gradient, as the CPU's Distance.cpp computes them:
 // the direct form (every |x1_i - x2_j| reduced over M: p = 0 counts nonzeros,
 // 1 sums, 2 takes the root of the sum of squares, inf the max, other p
 // (sum |d|^p)^(1/p)), or, for p = 2 when the compute mode asks for it (mode 1,
@@ -101,13 +100,25 @@ TORCH_TPU_LOWERING("_cdist_forward", [](Builder& b, const OpCall& c, const Value
   return Values{mm ? matmul_form(b, c, x1, x2) : direct(b, x1, x2, out, p)};
 });
 
-// The x1-gradient of distances `dist` [..., P, R] between x1 [..., P, M]
-// and x2 [..., R, M] under upstream `grad`: Distance.cpp's per-pair backward
-// terms summed over x2's rows.
-Value distance_backward(Builder& b, const Value& grad, const Value& x1, const Value& x2, const Value& dist, double p) {
-  const TensorType& dt = dist.type;
-  int64_t m = x1.type.dims.back();
+// _cdist_backward(grad, x1, x2, p, cdist): the gradient for x1 (x2's comes
+// from the same op with the roles swapped), per pair as Distance.cpp's
+// backward kernels, summed over x2's rows.
+TORCH_TPU_LOWERING("_cdist_backward", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];  // x1's (batch-broadcast) shape
+  require_float(c, out.dtype);
+  double p = c.arg(3).d;
+  Value grad = b.convert(operand(c, v, 0), out.dtype), dist = b.convert(operand(c, v, 4), out.dtype);
+  const TensorType& dt = dist.type;  // [..., P, R]
+  int64_t m = out.dims.back();
+  std::vector<int64_t> batch(dt.dims.begin(), dt.dims.end() - 2);
+  std::vector<int64_t> d1 = batch, d2 = batch;
+  Value x1 = b.convert(operand(c, v, 1), out.dtype), x2 = b.convert(operand(c, v, 2), out.dtype);
+  d1.insert(d1.end(), {x1.type.dims[x1.type.rank() - 2], m});
+  d2.insert(d2.end(), {x2.type.dims[x2.type.rank() - 2], m});
+  x1 = b.broadcast_to(x1, d1);
+  x2 = b.broadcast_to(x2, d2);
   std::vector<int64_t> full = pair_dims(dt, m);
+  if (p == 0 || m == 0 || dt.dims[dt.rank() - 1] == 0) return Values{b.reshape(b.splat_float(TensorType(out.dtype, d1), 0), out.dims)};
   Value diff = b.subtract(pairwise(b, x1, full, true), pairwise(b, x2, full, false));
   std::vector<int64_t> keep;
   for (int64_t i = 0; i < dt.rank(); ++i) keep.push_back(i);
@@ -132,77 +143,9 @@ Value distance_backward(Builder& b, const Value& grad, const Value& x1, const Va
     term = b.select(dist_zero, zero, value);
   }
   int64_t r_axis = static_cast<int64_t>(full.size()) - 2;  // x2's rows
-  return b.reduce({term}, {b.constant_float(term.type.dtype, 0)}, {r_axis},
-                  [](Builder& r, const Values& a) { return Values{r.add(a[0], a[1])}; })[0];
-}
-
-// _cdist_backward(grad, x1, x2, p, cdist): the gradient for x1 (x2's comes
-// from the same op with the roles swapped).
-TORCH_TPU_LOWERING("_cdist_backward", [](Builder& b, const OpCall& c, const Values& v) {
-  const TensorType& out = c.outputs[0];  // x1's (batch-broadcast) shape
-  require_float(c, out.dtype);
-  double p = c.arg(3).d;
-  Value grad = b.convert(operand(c, v, 0), out.dtype), dist = b.convert(operand(c, v, 4), out.dtype);
-  const TensorType& dt = dist.type;  // [..., P, R]
-  int64_t m = out.dims.back();
-  std::vector<int64_t> batch(dt.dims.begin(), dt.dims.end() - 2);
-  std::vector<int64_t> d1 = batch, d2 = batch;
-  Value x1 = b.convert(operand(c, v, 1), out.dtype), x2 = b.convert(operand(c, v, 2), out.dtype);
-  d1.insert(d1.end(), {x1.type.dims[x1.type.rank() - 2], m});
-  d2.insert(d2.end(), {x2.type.dims[x2.type.rank() - 2], m});
-  if (p == 0 || m == 0 || dt.dims[dt.rank() - 1] == 0) return Values{b.splat_float(out, 0)};
-  return Values{b.reshape(distance_backward(b, grad, b.broadcast_to(x1, d1), b.broadcast_to(x2, d2), dist, p),
-                          out.dims)};
-});
-
-// pdist's k-th distance is the pair i < j with k = i*N - i*(i+1)/2 + (j-i-1);
-// `index` holds that k at (i, j) for i < j and, for the other (i, j), the
-// k of (min, max), or K (out of range) on the diagonal.
-Value pair_index(Builder& b, int64_t n, bool symmetric) {
-  TensorType t(DType::I64, {n, n});
-  Value i = b.iota(t, 0), j = b.iota(t, 1);
-  Value lo = symmetric ? b.minimum(i, j) : i, hi = symmetric ? b.maximum(i, j) : j;
-  auto k = [&](int64_t v) { return b.splat_int(t, v); };
-  Value idx = b.add(b.subtract(b.multiply(lo, k(n)), b.divide(b.multiply(lo, b.add(lo, k(1))), k(2))),
-                    b.subtract(b.subtract(hi, lo), k(1)));
-  Value valid = symmetric ? b.compare(i, j, "NE") : b.compare(i, j, "LT");
-  return b.select(valid, idx, k(n * (n - 1) / 2));
-}
-
-void require_pdist_input(const OpCall& c, const TensorType& x) {
-  require_float(c, x.dtype);
-  if (x.rank() != 2) throw NotImplemented("pdist only supports 2D tensors, got: " + std::to_string(x.rank()) + "D");
-}
-
-// _pdist_forward(self, p): the full distance matrix, its upper triangle
-// scattered into row-major pair order.
-TORCH_TPU_LOWERING("_pdist_forward", [](Builder& b, const OpCall& c, const Values& v) {
-  const TensorType& out = c.outputs[0];
-  Value x = b.convert(operand(c, v, 0), out.dtype);
-  require_pdist_input(c, x.type);
-  int64_t n = x.type.dims[0], m = x.type.dims[1];
-  if (out.dims[0] == 0 || m == 0) return Values{b.splat_float(out, 0)};
-  Value full = direct(b, x, x, TensorType(out.dtype, {n, n}), c.arg(1).d);
-  Value idx = b.reshape(pair_index(b, n, false), {n * n});
-  return Values{b.scatter_elements_1d(b.splat_float(out, 0), idx, b.reshape(full, {n * n}))};
-});
-
-// _pdist_backward(grad, self, p, pdist): each pair's upstream gradient
-// placed at (i, j) and (j, i), then the cdist backward of x against itself.
-TORCH_TPU_LOWERING("_pdist_backward", [](Builder& b, const OpCall& c, const Values& v) {
-  const TensorType& out = c.outputs[0];
-  require_pdist_input(c, out);
-  double p = c.arg(2).d;
-  int64_t n = out.dims[0], m = out.dims[1];
-  Value grad = b.convert(operand(c, v, 0), out.dtype), dist = b.convert(operand(c, v, 3), out.dtype);
-  Value x = b.convert(operand(c, v, 1), out.dtype);
-  if (p == 0 || n < 2 || m == 0) return Values{b.splat_float(out, 0)};
-  Value idx = pair_index(b, n, true);
-  // The diagonal's index K reads a zero appended past the pairs.
-  Value zero = b.splat_float(TensorType(out.dtype, {1}), 0);
-  Value g = b.gather_elements_1d(b.concatenate({grad, zero}, 0), idx);
-  Value d = b.gather_elements_1d(b.concatenate({dist, zero}, 0), idx);
-  return Values{distance_backward(b, g, x, x, d, p)};
+  Value summed = b.reduce({term}, {b.constant_float(term.type.dtype, 0)}, {r_axis},
+                          [](Builder& r, const Values& a) { return Values{r.add(a[0], a[1])}; })[0];
+  return Values{b.reshape(summed, out.dims)};
 });
 
 }  // namespace
