@@ -17,7 +17,13 @@ jax = pytest.importorskip("jax", reason="scripts/setup.sh installs jax==0.10.2; 
 jnp = jax.numpy
 from jax.experimental import pallas as pl  # noqa: E402
 
-os.environ["TORCH_TPU_FALLBACK"] = "error"
+
+@pytest.fixture(autouse=True)
+def _no_fallback(monkeypatch):
+    """TORCH_TPU_FALLBACK=error for this module's tests only (set at import it
+    leaked into every later test of the same pytest process)."""
+    monkeypatch.setenv("TORCH_TPU_FALLBACK", "error")
+
 _names = iter(range(10**6))
 
 

@@ -22,7 +22,6 @@ Runs under TORCH_TPU_FALLBACK=error (set here): nothing may fall back.
 """
 import os
 
-os.environ["TORCH_TPU_FALLBACK"] = "error"
 os.environ["HF_HUB_OFFLINE"] = "1"  # before huggingface_hub reads it, where this module imports it first
 
 import json  # noqa: E402
@@ -57,6 +56,13 @@ from kernels import (  # noqa: E402
 from kernels.backends import TPU, _backend  # noqa: E402
 from transformers.models.llama.modeling_llama import LlamaRMSNorm  # noqa: E402
 from transformers.models.qwen3.modeling_qwen3 import Qwen3RMSNorm  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _no_fallback(monkeypatch):
+    """TORCH_TPU_FALLBACK=error for this module's tests only (set at import it
+    leaked into every later test of the same pytest process)."""
+    monkeypatch.setenv("TORCH_TPU_FALLBACK", "error")
 
 KERNEL_DIR = Path(__file__).resolve().parent / "tpu_rmsnorm_kernel"
 VARIANT_DIR = KERNEL_DIR / "build" / "torch-tpu"
