@@ -62,6 +62,11 @@ def _torch_dtype(jax_dtype) -> torch.dtype:
     return table[name]
 
 
+def _signature(args) -> tuple:
+    """What a trace depends on: each argument's shape and dtype."""
+    return tuple((tuple(a.shape), a.dtype) for a in args)
+
+
 def _structure(out_tree, name) -> str:
     """The outputs' shape as one word: one array, or a flat tuple or list."""
     import jax
@@ -98,7 +103,6 @@ class _Traced:
         else:
             self.kept = None
         self.module = inlinable(exported, symbol_prefix(name, repr(signature)))
-        self.out_tree = exported.out_tree
         self.structure = _structure(exported.out_tree, name)
         self.out_dtypes = [_torch_dtype(a.dtype) for a in exported.out_avals]
         self.out_sizes = [list(a.shape) for a in exported.out_avals]
@@ -161,7 +165,7 @@ class JaxOp:
         functools.update_wrapper(self, fn)
 
     def traced(self, args) -> _Traced:
-        signature = tuple((tuple(a.shape), a.dtype) for a in args)
+        signature = _signature(args)
         t = self._traced.get(signature)
         if t is None:
             with self._lock:
@@ -187,7 +191,7 @@ class JaxOp:
                 raise TypeError(f"jax_op {self.name}: argument {i} is a {type(a).__name__}; only tensors can be "
                                 "passed (bind other values with functools.partial before jax_op)")
         fresh = self.op(list(args)) if not self.donate_argnums else _donating_call(self.op, list(args))
-        kind, sources = self._assembly(tuple((tuple(a.shape), a.dtype) for a in args))
+        kind, sources = self._assembly(_signature(args))
         outs = [args[k] if src == "arg" else fresh[k] for src, k in sources]
         if kind == "leaf":
             return outs[0]
@@ -216,7 +220,7 @@ class JaxOp:
         def op_setup(ctx, inputs, output):
             if setup_context is not None:
                 args = tuple(inputs[0])
-                kind, sources = self._assembly(tuple((tuple(a.shape), a.dtype) for a in args))
+                kind, sources = self._assembly(_signature(args))
                 outs = [args[k] if src == "arg" else output[k] for src, k in sources]
                 setup_context(ctx, args, outs[0] if kind == "leaf" else tuple(outs))
 
