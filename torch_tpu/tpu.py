@@ -9,6 +9,7 @@ from . import _C
 from .precision import Precision, current_precision, precision  # noqa: F401  (torch.tpu.precision API)
 from . import ops  # noqa: F401  (torch.tpu.ops: ragged_dot, optimization_barrier)
 from . import pallas  # noqa: F401  (torch.tpu.pallas.jax_op; JAX is imported when a jax_op is made)
+from .modes import EagerMode, set_eager_mode, module_with_eager_mode_property  # noqa: F401
 
 
 def _index(device=None) -> int:
@@ -289,3 +290,7 @@ def stream(s=None):
         return
     with device(s.device_index):
         yield
+
+
+# torch.tpu.eager_mode: reads and sets the eager mode (torch_tpu/modes.py).
+module_with_eager_mode_property(__import__("sys").modules[__name__])

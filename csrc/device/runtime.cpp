@@ -27,14 +27,23 @@ std::string init_error;  // set once when starting fails; repeated on later call
 
 thread_local int tls_current_device = 0;
 
-bool debug_from_env() {
+EagerMode mode_from_env() {
   const char* m = std::getenv("TORCH_TPU_EAGER_MODE");
-  if (!m || !*m || std::strcmp(m, "strict") == 0) return false;
-  if (std::strcmp(m, "debug") == 0) return true;
-  TORCH_WARN("torch_tpu: unknown TORCH_TPU_EAGER_MODE='", m, "' (use strict or debug); using strict");
-  return false;
+  if (!m || !*m) {  // Google TorchTPU's switches
+    const char* blocking = std::getenv("TPU_LAUNCH_BLOCKING");
+    const char* fuse = std::getenv("TPU_DEFER_AND_FUSE");
+    if (blocking && std::strcmp(blocking, "1") == 0) return EagerMode::Debug;
+    if (fuse && std::strcmp(fuse, "1") == 0) return EagerMode::Fused;
+    return EagerMode::Strict;
+  }
+  if (std::strcmp(m, "strict") == 0) return EagerMode::Strict;
+  if (std::strcmp(m, "debug") == 0) return EagerMode::Debug;
+  if (std::strcmp(m, "fused") == 0) return EagerMode::Fused;
+  TORCH_WARN("torch_tpu: unknown TORCH_TPU_EAGER_MODE='", m, "' (use strict, debug or fused); using strict");
+  return EagerMode::Strict;
 }
-bool debug = debug_from_env();
+std::atomic<EagerMode> mode{mode_from_env()};
+bool debug = mode == EagerMode::Debug;
 
 struct Pending {
   std::shared_ptr<pjrt::Event> done;  // shared with device events recorded after it
@@ -171,7 +180,13 @@ void set_current_device(int index) {
 }
 
 bool debug_mode() { return debug; }
-void set_debug_mode(bool on) { debug = on; }
+void set_debug_mode(bool on) { set_eager_mode(on ? EagerMode::Debug : EagerMode::Strict); }
+EagerMode eager_mode() { return mode.load(); }
+void set_eager_mode(EagerMode m) {
+  if (m != mode.load()) flush_fused_window();  // a mode change flushes (DESIGN.md: fused eager)
+  mode = m;
+  debug = m == EagerMode::Debug;
+}
 
 void track_completion(pjrt::Event done, const std::string& op, int device_index, int64_t queued_ns) {
   auto shared = std::make_shared<pjrt::Event>(std::move(done));
@@ -228,6 +243,7 @@ void raise_failed_checks() {
 }
 
 void synchronize(int device_index) {
+  flush_fused_window();
   std::deque<Pending> mine;
   {
     std::lock_guard<std::mutex> lock(pending_mutex);
@@ -257,6 +273,7 @@ void synchronize(int device_index) {
 }
 
 std::vector<std::shared_ptr<pjrt::Event>> queued_work(int device_index) {
+  flush_fused_window();  // an event recorded now covers the deferred work too
   std::lock_guard<std::mutex> lock(pending_mutex);
   std::vector<std::shared_ptr<pjrt::Event>> r;
   for (const auto& p : pending)
@@ -304,14 +321,15 @@ std::shared_ptr<pjrt::Buffer> zeros_buffer(const hlo::TensorType& type, int devi
   return upload(zeros.data(), type, device_index);
 }
 
-void download(const StorageSlot& slot, void* dst, size_t nbytes) {
+void download(StorageSlot& slot, void* dst, size_t nbytes) {
+  const std::shared_ptr<pjrt::Buffer>& buffer = slot.buffer();  // runs deferred work first
   raise_failed_checks();  // a host read is a synchronization point
-  if (!slot.buffer) {
+  if (!buffer) {
     std::memset(dst, 0, nbytes);
     return;
   }
   try {
-    slot.buffer->to_host(dst, nbytes);
+    buffer->to_host(dst, nbytes);
   } catch (const pjrt::Error& e) {
     TORCH_CHECK(false, "torch_tpu: reading a tpu tensor failed",
                 slot.producer.empty() ? "" : " (produced by " + slot.producer + ")", ": ", e.what());

@@ -39,8 +39,13 @@ const pjrt::Device& pjrt_device(int index);
 int current_device();
 void set_current_device(int index);
 
-// Execution modes: strict (asynchronous, the default) and debug (wait after
-// every program and check its errors). TORCH_TPU_EAGER_MODE selects at start.
+// Execution modes: strict (asynchronous, the default), debug (wait after
+// every program and check its errors) and fused (ops are deferred into a
+// bounded window compiled as one program: eager/fused_window.h).
+// TORCH_TPU_EAGER_MODE selects at start; a change flushes the window.
+enum class EagerMode { Strict = 0, Debug = 1, Fused = 2 };
+EagerMode eager_mode();
+void set_eager_mode(EagerMode m);
 bool debug_mode();
 void set_debug_mode(bool on);
 
@@ -72,7 +77,7 @@ void raise_failed_checks();
 pjrt::ElementType to_pjrt(hlo::DType t);
 std::shared_ptr<pjrt::Buffer> upload(const void* data, const hlo::TensorType& type, int device_index);
 // The slot's whole buffer into `dst` (layout.numel() elements); zeros if never written.
-void download(const StorageSlot& slot, void* dst, size_t nbytes);
+void download(StorageSlot& slot, void* dst, size_t nbytes);
 std::shared_ptr<pjrt::Buffer> zeros_buffer(const hlo::TensorType& type, int device_index);
 
 // Device-side copy of the first `count` bytes from one storage into another

@@ -7,15 +7,41 @@
 
 namespace torch_tpu::device {
 
+namespace {
+FusedFlushFn fused_flush = nullptr;
+FusedReleaseFn fused_release = nullptr;
+}  // namespace
+
+void set_fused_window_hooks(FusedFlushFn flush, FusedReleaseFn release) {
+  fused_flush = flush;
+  fused_release = release;
+}
+
+void flush_fused_window() {
+  if (fused_flush) fused_flush();
+}
+
+void StorageSlot::check_not_failed() const {
+  TORCH_CHECK(failure.empty(), "torch_tpu: this tpu tensor's contents are lost: ", failure);
+}
+
+void StorageSlot::flush_fused_window() { device::flush_fused_window(); }
+
 void StorageSlot::set(std::shared_ptr<pjrt::Buffer> b, const hlo::TensorType& l, std::string op) {
-  if (buffer) retire_after_queued_work(std::move(buffer));
-  buffer = std::move(b);
+  settle();  // a write from outside the window lands after the window's own
+  if (buffer_) retire_after_queued_work(std::move(buffer_));
+  buffer_ = std::move(b);
+  failure.clear();
   layout = l;
   producer = std::move(op);
 }
 
 StorageSlot::~StorageSlot() {
-  if (buffer) retire_after_queued_work(std::move(buffer));
+  if (in_fused_window && fused_release) {
+    fused_release(*this, std::move(buffer_));
+    return;
+  }
+  if (buffer_) retire_after_queued_work(std::move(buffer_));
 }
 
 StorageSlot& slot_of(const c10::Storage& storage) {

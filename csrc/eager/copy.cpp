@@ -139,6 +139,7 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
 // Storage growth: the first `count` bytes of `src` into a fresh `dst`.
 void copy_storage_bytes(StorageSlot& dst, StorageSlot& src, size_t count) {
   if (count == 0) return;
+  src.settle();  // its layout and buffer as they are after deferred work
   static auto* programs = new ProgramCache<pjrt::Executable>();
   hlo::TensorType out(hlo::DType::U8, {static_cast<int64_t>(dst.nbytes)});
   std::string key = src.layout.str() + "|" + std::to_string(count) + "|" + out.str();
@@ -154,8 +155,9 @@ void copy_storage_bytes(StorageSlot& dst, StorageSlot& src, size_t count) {
     count_compile("resize_", 0);
     count_evictions(programs->insert(key, exe));
   }
-  if (!src.buffer) src.buffer = device::zeros_buffer(src.layout, src.device_index);
-  auto r = exe->execute({src.buffer.get()}, device::pjrt_device(dst.device_index));
+  std::shared_ptr<pjrt::Buffer>& buffer = src.raw_buffer();
+  if (!buffer) buffer = device::zeros_buffer(src.layout, src.device_index);
+  auto r = exe->execute({buffer.get()}, device::pjrt_device(dst.device_index));
   device::track_completion(std::move(r.done), "resize_", dst.device_index);  // before dst lets its buffer go
   dst.set(r.outputs.at(0), out, "resize_");
 }

@@ -6,6 +6,7 @@
 #include <c10/core/StorageImpl.h>
 #include <c10/util/Exception.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -20,6 +21,9 @@
 #include "device/storage_slot.h"
 #include "eager/cache_validation.h"
 #include "eager/dtype_map.h"
+#include "eager/fused/window.h"
+#include "hlo/function_text.h"
+#include "eager/op_plan.h"
 #include "eager/metrics.h"
 #include "eager/program_cache.h"
 #include "eager/scalar_operand_cache.h"
@@ -43,29 +47,7 @@ using device::StorageSlot;
 
 namespace {
 
-struct TensorFacts {
-  ViewGeometry view;
-  StorageSlot* slot;
-  int group;          // index of the distinct storage among all tensors of the call
-  ViewAccess access;
-  int64_t offset;
-  bool rebase = false;  // target that overwrites its whole storage: takes the view's layout
-};
-
-struct Plan {
-  std::shared_ptr<pjrt::Executable> exe;
-  std::vector<FreshOutput> fresh;
-  std::vector<hlo::TensorType> fresh_layouts;
-  std::vector<int> fresh_output;       // program output of each fresh result (-1: undefined)
-  std::vector<int> base_groups;        // storage group of each base parameter
-  std::vector<bool> base_aliased;      // base parameter donated to an output
-  std::vector<int> offset_tensors;     // tensor ref (inputs, then targets) of each offset parameter
-  std::vector<hlo::TensorType> target_layouts;
-  uint64_t rng_increment = 0;
-  std::vector<ops::RuntimeCheck> checks;  // extra outputs after the fresh ones
-  std::vector<hlo::DType> scalar_types;   // per runtime scalar: its program type (see RuntimeScalar)
-  std::shared_ptr<const ProgramFacts> built_for;  // kept in validation mode only
-};
+using Plan = OpPlan;
 
 // A plan before XLA compiles its program.
 struct Draft {
@@ -151,6 +133,8 @@ Draft draft_plan(const Invocation& inv, const std::vector<TensorFacts>& facts,
                  const std::vector<StorageSlot*>& groups) {
   Draft draft;
   auto plan = draft.plan = std::make_shared<Plan>();
+  static std::atomic<uint64_t> next_id{1};
+  plan->id = next_id++;
   std::vector<std::string>& params = draft.facts.parameters;
   if (inv.infer_fresh) plan->fresh = inv.infer_fresh();
   size_t n_in = inv.inputs.size(), n_tg = inv.targets.size();
@@ -268,8 +252,26 @@ Draft draft_plan(const Invocation& inv, const std::vector<TensorFacts>& facts,
   return draft;
 }
 
+void keep_text(Plan& plan, std::string text) {
+  plan.calls_functions = hlo::has_other_functions(text);
+  plan.text = std::move(text);
+}
+
+// Compiles (or loads from the persistent cache) the plan's program.
+void compile_plan(Plan& plan, const std::string& text, const std::string& op) {
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    // Memory miss: load from the persistent cache, or compile and store.
+    plan.exe = compile_cache::compile(device::runtime().client, text, pjrt::CompileSettings{});
+  } catch (const pjrt::Error& e) {
+    TORCH_CHECK(false, "torch_tpu: compiling ", op, " failed: ", e.what(), "\nprogram:\n", text);
+  }
+  count_compile(op, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+// `compile` false: the program is kept as text, for fused windows.
 std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<TensorFacts>& facts,
-                                 const std::vector<StorageSlot*>& groups) {
+                                 const std::vector<StorageSlot*>& groups, bool compile) {
   Draft draft = draft_plan(inv, facts, groups);
   const std::string& text = draft.facts.text;
   if (platform_lacks_float64()) {  // the float64 rule, for tensors made without a factory (dtype views)
@@ -288,14 +290,8 @@ std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<Tensor
     work.push_back(to_hlo(c10::typeMetaToScalarType(c10::get_default_dtype()), inv.op.c_str()));
     check_tpu_types(inv.op, work, text);
   }
-  auto t0 = std::chrono::steady_clock::now();
-  try {
-    // Memory miss: load from the persistent cache, or compile and store.
-    draft.plan->exe = compile_cache::compile(device::runtime().client, text, pjrt::CompileSettings{});
-  } catch (const pjrt::Error& e) {
-    TORCH_CHECK(false, "torch_tpu: compiling ", inv.op, " failed: ", e.what(), "\nprogram:\n", text);
-  }
-  count_compile(inv.op, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  if (compile) compile_plan(*draft.plan, text, inv.op);
+  else keep_text(*draft.plan, text);
   if (cache_validation_enabled()) draft.plan->built_for = std::make_shared<ProgramFacts>(std::move(draft.facts));
   return draft.plan;
 }
@@ -325,6 +321,37 @@ RuntimeScalar runtime_scalar(const c10::Scalar& s, const char* op) {
   if (s.isBoolean()) return runtime_scalar_as(s, hlo::DType::Pred);
   if (s.isIntegral(false)) return runtime_scalar_as(s, hlo::DType::I64);
   return runtime_scalar_as(s, hlo::DType::F64);
+}
+
+std::vector<OperandValue> runtime_operands(const OpPlan& plan, const Invocation& inv,
+                                           const std::vector<TensorFacts>& facts) {
+  std::vector<OperandValue> values;
+  for (int ti : plan.offset_tensors)
+    values.push_back({runtime_scalar_as(c10::Scalar(facts[ti].offset), hlo::DType::I64), true});
+  for (size_t i = 0; i < inv.scalars.size(); ++i) {
+    const RuntimeScalar& s = inv.scalars[i];
+    hlo::DType t = plan.scalar_types[i];
+    values.push_back({t == s.dtype                  ? s
+                      : s.dtype == hlo::DType::C128 ? runtime_scalar_as(c10::Scalar(s.as<c10::complex<double>>()), t)
+                                                    : runtime_scalar_as(c10::Scalar(s.as<double>()), t),
+                      true});
+  }
+  for (at::Generator gen : inv.generators) {
+    uint64_t seed, offset;
+    {
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      auto* impl = gen.get<device::TpuGeneratorImpl>();
+      seed = impl->current_seed();
+      offset = impl->advance(plan.rng_increment);
+    }
+    for (uint64_t v : {seed, offset}) {
+      RuntimeScalar r;
+      r.dtype = hlo::DType::U64;
+      std::memcpy(r.bytes.data(), &v, 8);
+      values.push_back({r, false});
+    }
+  }
+  return values;
 }
 
 at::Tensor new_tpu_tensor(c10::ScalarType dtype, c10::IntArrayRef sizes, c10::IntArrayRef strides,
@@ -383,14 +410,36 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   for (const RuntimeScalar& s : inv.scalars) append(key, static_cast<int64_t>(s.dtype));
   append(key, static_cast<int64_t>(inv.generators.size()));
 
+  // Fused mode defers the call into the window; anything else runs the
+  // window first, as its inputs may be deferred results.
+  bool fused = inv.fusable && device::eager_mode() == device::EagerMode::Fused;
+  if (!fused) device::flush_fused_window();
   std::shared_ptr<Plan> plan = cache().find(key);
   if (compiled) *compiled = !plan;
   if (plan) {
     count_cache_hit();
     if (plan->built_for) check_program_fits(inv.op, *plan->built_for, draft_plan(inv, facts, groups).facts);
   } else {
-    plan = build_plan(inv, facts, groups);
+    plan = build_plan(inv, facts, groups, /*compile=*/!fused);
     count_evictions(cache().insert(key, plan));
+  }
+  // A plan is filled in copy-on-write, as other threads may hold it.
+  if (fused && plan->text.empty()) {  // first built by a strict call, which dropped its text
+    auto filled = std::make_shared<Plan>(*plan);
+    keep_text(*filled, draft_plan(inv, facts, groups).facts.text);
+    count_evictions(cache().insert(key, filled));
+    plan = filled;
+  }
+  if (fused && plan->calls_functions) {  // a JAX kernel's module: runs alone
+    fused = false;
+    device::flush_fused_window();
+  }
+  if (fused) return fused::record(inv, plan, facts, groups);
+  if (!plan->exe) {  // first built for fused windows only
+    auto filled = std::make_shared<Plan>(*plan);
+    compile_plan(*filled, filled->text, inv.op);
+    count_evictions(cache().insert(key, filled));
+    plan = filled;
   }
 
   // Arguments: bases, offsets, scalars. Keep the temporaries alive until Execute returns.
@@ -398,43 +447,18 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   std::vector<pjrt::Buffer*> args;
   std::vector<int64_t> non_donatable;
   for (size_t p = 0; p < plan->base_groups.size(); ++p) {
-    StorageSlot* slot = groups[plan->base_groups[p]];
-    if (!slot->buffer) slot->buffer = device::zeros_buffer(slot->layout, inv.device_index);
+    groups[plan->base_groups[p]]->check_not_failed();
+    std::shared_ptr<pjrt::Buffer>& buffer = groups[plan->base_groups[p]]->raw_buffer();
+    if (!buffer) buffer = device::zeros_buffer(groups[plan->base_groups[p]]->layout, inv.device_index);
     // Donate only a buffer no other storage shares; otherwise PJRT copies it.
-    if (plan->base_aliased[p] && slot->buffer.use_count() > 1) non_donatable.push_back(static_cast<int64_t>(p));
-    keep.push_back(slot->buffer);
-    args.push_back(slot->buffer.get());
+    if (plan->base_aliased[p] && buffer.use_count() > 1) non_donatable.push_back(static_cast<int64_t>(p));
+    keep.push_back(buffer);
+    args.push_back(buffer.get());
   }
-  for (int ti : plan->offset_tensors) {
-    RuntimeScalar off = runtime_scalar_as(c10::Scalar(facts[ti].offset), hlo::DType::I64);
-    keep.push_back(cached_scalar_buffer(off, inv.device_index));
+  for (const OperandValue& v : runtime_operands(*plan, inv, facts)) {
+    keep.push_back(v.cacheable ? cached_scalar_buffer(v.value, inv.device_index)
+                               : scalar_buffer(v.value, inv.device_index));
     args.push_back(keep.back().get());
-  }
-  for (size_t i = 0; i < inv.scalars.size(); ++i) {
-    const RuntimeScalar& s = inv.scalars[i];
-    keep.push_back(cached_scalar_buffer(
-        plan->scalar_types[i] == s.dtype ? s
-        : s.dtype == hlo::DType::C128
-            ? runtime_scalar_as(c10::Scalar(s.as<c10::complex<double>>()), plan->scalar_types[i])
-            : runtime_scalar_as(c10::Scalar(s.as<double>()), plan->scalar_types[i]),
-        inv.device_index));
-    args.push_back(keep.back().get());
-  }
-  for (at::Generator gen : inv.generators) {
-    uint64_t seed, offset;
-    {
-      std::lock_guard<std::mutex> lock(gen.mutex());
-      auto* impl = gen.get<device::TpuGeneratorImpl>();
-      seed = impl->current_seed();
-      offset = impl->advance(plan->rng_increment);
-    }
-    for (uint64_t v : {seed, offset}) {
-      RuntimeScalar r;
-      r.dtype = hlo::DType::U64;
-      std::memcpy(r.bytes.data(), &v, 8);
-      keep.push_back(scalar_buffer(r, inv.device_index));
-      args.push_back(keep.back().get());
-    }
   }
   pjrt::ExecuteResult result;
   int64_t queued_ns = device::profiler::recording() ? device::profiler::now_ns() : 0;

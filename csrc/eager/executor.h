@@ -73,6 +73,9 @@ struct Invocation {
   // graph's intermediate tensors): float64 ones are the user's choice too,
   // for the TPU type check.
   std::vector<hlo::DType> internal_dtypes;
+  // May be deferred into a fused window (eager mode fused); a whole graph's
+  // program is not: it is fused already.
+  bool fusable = true;
   // Called only on a cache miss:
   std::function<std::vector<FreshOutput>()> infer_fresh;
   LowerFn lower;

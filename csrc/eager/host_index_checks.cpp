@@ -117,7 +117,7 @@ void remember_uploaded_values(const at::Tensor& dst, const at::Tensor& host) {
   if (!at::isIntegralType(host.scalar_type(), /*includeBool=*/true) || host.numel() == 0 ||
       host.nbytes() > kMaxRememberedBytes)
     return;
-  const std::shared_ptr<pjrt::Buffer>& buffer = device::slot_of(*dst.unsafeGetTensorImpl()).buffer;
+  const std::shared_ptr<pjrt::Buffer>& buffer = device::slot_of(*dst.unsafeGetTensorImpl()).buffer();
   if (!buffer) return;
   at::Tensor copy = host.clone(at::MemoryFormat::Contiguous);  // the caller may change its tensor later
   Uploads& u = uploads();
@@ -130,12 +130,16 @@ void remember_uploaded_values(const at::Tensor& dst, const at::Tensor& host) {
 at::Tensor host_known_values(const at::Tensor& index) {
   if (index.device().is_cpu()) return index;
   if (!is_tpu(index)) return {};
-  const device::StorageSlot& slot = device::slot_of(*index.unsafeGetTensorImpl());
-  if (!slot.buffer) return {};
+  device::StorageSlot& slot = device::slot_of(*index.unsafeGetTensorImpl());
+  // Deferred by a fused window: not a buffer uploaded from the host as it is
+  // (and an index check must not force the window to run).
+  if (slot.in_fused_window) return {};
+  const std::shared_ptr<pjrt::Buffer>& buffer = slot.raw_buffer();
+  if (!buffer) return {};
   Uploads& u = uploads();
   std::lock_guard<std::mutex> lock(u.mu);
-  auto it = u.by_buffer.find(slot.buffer.get());
-  if (it == u.by_buffer.end() || it->second.buffer.lock() != slot.buffer) return {};
+  auto it = u.by_buffer.find(buffer.get());
+  if (it == u.by_buffer.end() || it->second.buffer.lock() != buffer) return {};
   const at::Tensor& v = it->second.values;
   if (v.scalar_type() != index.scalar_type() || v.nbytes() != index.storage().nbytes()) return {};
   return v.as_strided(index.sizes(), index.strides(), index.storage_offset());

@@ -90,6 +90,7 @@ std::vector<at::Tensor> GraphProgram::run(const std::vector<at::Tensor>& args) {
     std::vector<hlo::Value> gen(scalars.begin() + n_scalars, scalars.end());
     return lower_graph(b, desc_, inputs, gen);
   };
+  inv.fusable = false;
   bool compiled = false;
   std::vector<at::Tensor> fresh = eager::execute(inv, &compiled);
   GraphCounters& c = graph_counters();

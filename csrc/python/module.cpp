@@ -14,6 +14,7 @@
 #include "eager/boxed_kernel.h"
 #include "eager/cache_key_fields.h"
 #include "eager/cache_validation.h"
+#include "eager/fused/window.h"
 #include "eager/metrics.h"
 #include "eager/float64_rule.h"
 #include "eager/tpu_type_check.h"
@@ -77,6 +78,10 @@ py::dict metrics() {
   d["disk_cache_errors"] = disk.errors;
   d["disk_cache_evictions"] = disk.evictions;
   d["disk_cache_load_seconds"] = disk.load_seconds;
+  eager::fused::Counters fused = eager::fused::counters();  // TORCH_TPU_EAGER_MODE=fused
+  d["fused_windows"] = fused.windows;
+  d["fused_ops"] = fused.ops;
+  d["fused_compiles"] = fused.compiles;
   d["cache_validations"] = eager::cache_validations();  // TORCH_TPU_VALIDATE_CACHE=1: hits checked
   return d;
 }
@@ -110,6 +115,13 @@ PYBIND11_MODULE(_C, m) {
   m.def("set_device", &device::set_current_device);
   m.def("synchronize", &device::synchronize, py::arg("device") = -1, py::call_guard<py::gil_scoped_release>());
   m.def("set_debug_mode", &device::set_debug_mode);
+  // 0 strict, 1 debug, 2 fused (torch_tpu/modes.py names them).
+  m.def("_eager_mode", [] { return static_cast<int>(device::eager_mode()); });
+  m.def("_set_eager_mode", [](int m) {
+    TORCH_CHECK_VALUE(m >= 0 && m <= 2, "unknown eager mode ", m);
+    device::set_eager_mode(static_cast<device::EagerMode>(m));
+  }, py::call_guard<py::gil_scoped_release>());
+  m.def("_flush_fused_window", &eager::fused::flush, py::call_guard<py::gil_scoped_release>());
   // torch.tpu.precision(): the effective float32 matmul precision and this
   // thread's override of torch.set_float32_matmul_precision.
   m.def("_matmul_precision", [] { return std::string(precision_name(eager::matmul_precision())); });
@@ -140,6 +152,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("metrics", &metrics);
   m.def("reset_metrics", []() {
     eager::reset_metrics();
+    eager::fused::reset_counters();
     compile_cache::reset_stats();
   });
   m.def("_compile_cache_dir", &compile_cache::active_dir);
@@ -156,7 +169,8 @@ PYBIND11_MODULE(_C, m) {
   // Whether the buffer behind a tensor's storage is complete (tests of synchronize).
   m.def("_is_ready", [](const at::Tensor& t) {
     auto& slot = device::slot_of(*t.unsafeGetTensorImpl());
-    return !slot.buffer || slot.buffer->ready_event().is_ready();
+    const auto& buffer = slot.buffer();
+    return !buffer || buffer->ready_event().is_ready();
   });
   m.attr("PJRT_MIN_API_MINOR") = pjrt::Api::kMinApiMinor;
   python::bind_graph(m);

@@ -1,0 +1,228 @@
+#include "eager/fused/window.h"
+
+#include <c10/util/Exception.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+
+#include "compile_cache/compile_cache.h"
+#include "device/device_error.h"
+#include "device/profiler/program_spans.h"
+#include "device/runtime.h"
+#include "eager/fused/window_state.h"
+#include "eager/metrics.h"
+#include "eager/program_cache.h"
+#include "eager/scalar_operand_cache.h"
+#include "pjrt/error.h"
+
+namespace torch_tpu::eager::fused {
+
+using device::StorageSlot;
+
+namespace {
+
+std::recursive_mutex mu;                  // recursive: a flush can start inside a record
+Window* current = new Window();           // leaked: storages may die after static destruction
+std::atomic<bool> pending{false};
+std::atomic<int64_t> n_windows{0}, n_ops{0}, n_compiles{0};
+
+size_t window_limit() {
+  static const size_t limit = [] {
+    const char* v = std::getenv("TORCH_TPU_FUSED_WINDOW_OPS");
+    long long n = v ? std::atoll(v) : 0;
+    return n > 0 ? static_cast<size_t>(n) : size_t{512};
+  }();
+  return limit;
+}
+
+ProgramCache<pjrt::Executable>& programs() {
+  static auto* c = new ProgramCache<pjrt::Executable>();
+  return *c;
+}
+
+int storage_of(Window& w, StorageSlot* slot) {
+  auto it = w.index.find(slot);
+  if (it != w.index.end()) return it->second;
+  int id = static_cast<int>(w.storages.size());
+  w.storages.push_back(WindowStorage{slot, slot->layout});
+  w.index.emplace(slot, id);
+  slot->in_fused_window = true;
+  return id;
+}
+
+// Named in errors of the window's program: its ops, in order.
+std::string window_name(const Window& w) {
+  std::string name = "a fused window of " + std::to_string(w.ops.size()) + " ops (";
+  for (size_t i = 0; i < w.ops.size() && i < 8; ++i) name += (i ? ", " : "") + w.ops[i].op;
+  return name + (w.ops.size() > 8 ? ", ...)" : ")");
+}
+
+void run(Window& w) {
+  std::vector<int> out = w.outputs();
+  std::string name = window_name(w);
+  std::string key = window_key(w);
+  std::shared_ptr<pjrt::Executable> exe = programs().find(key);
+  if (!exe) {
+    std::string text = window_program(w);
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      exe = compile_cache::compile(device::runtime().client, text, pjrt::CompileSettings{});
+    } catch (const pjrt::Error& e) {
+      TORCH_CHECK(false, "torch_tpu: compiling ", name, " failed: ", e.what());
+    }
+    count_compile("fused window", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    count_evictions(programs().insert(key, exe));
+    ++n_compiles;
+  }
+  std::vector<std::shared_ptr<pjrt::Buffer>> keep;  // alive until the program is queued
+  std::vector<pjrt::Buffer*> args;
+  std::vector<int64_t> non_donatable;
+  for (WindowStorage& s : w.storages) {
+    if (!s.read_before_written) continue;
+    std::shared_ptr<pjrt::Buffer> buffer = s.slot ? s.slot->raw_buffer() : std::move(s.orphan);
+    if (!buffer) {
+      buffer = device::zeros_buffer(s.layout, w.device_index);
+      if (s.slot && !s.written) s.slot->raw_buffer() = buffer;
+    }
+    // Donate only a buffer nothing else holds (the slot's own reference aside).
+    bool donated = s.slot && s.written;
+    if (donated && buffer.use_count() > 2) non_donatable.push_back(static_cast<int64_t>(args.size()));
+    if (donated) s.slot->raw_buffer().reset();  // the program owns it now; the slot gets the result
+    args.push_back(buffer.get());
+    keep.push_back(std::move(buffer));
+  }
+  for (const RecordedOp& r : w.ops)
+    for (const OperandValue& v : r.operands) {
+      keep.push_back(v.cacheable ? cached_scalar_buffer(v.value, w.device_index)
+                                 : device::upload(v.value.bytes.data(), hlo::TensorType(v.value.dtype, {}),
+                                                  w.device_index));
+      args.push_back(keep.back().get());
+    }
+  int64_t queued_ns = device::profiler::recording() ? device::profiler::now_ns() : 0;
+  pjrt::ExecuteResult result;
+  try {
+    result = exe->execute(args, device::pjrt_device(w.device_index), non_donatable);
+  } catch (const pjrt::Error& e) {
+    device::raise_device_failure(e, "running " + name, w.device_index, 0);
+  }
+  count_execution();
+  ++n_windows;
+  device::track_completion(std::move(result.done), name, w.device_index, queued_ns);
+  for (auto& b : keep) device::retire_after_queued_work(std::move(b));
+  for (size_t s = 0; s < w.storages.size(); ++s)
+    if (out[s] >= 0) {
+      StorageSlot* slot = w.storages[s].slot;
+      slot->set(result.outputs.at(out[s]), slot->layout, slot->producer);
+    }
+  size_t next_check = result.outputs.size();
+  for (const RecordedOp& r : w.ops) next_check -= r.plan->checks.size();
+  for (const RecordedOp& r : w.ops)
+    for (const ops::RuntimeCheck& c : r.plan->checks)
+      device::track_check(result.outputs.at(next_check++), static_cast<int>(c.kind), c.message, r.op,
+                          w.device_index);
+}
+
+void flush_locked() {
+  if (current->ops.empty()) return;
+  std::unique_ptr<Window> w(current);
+  current = new Window();
+  pending = false;
+  // From here on nothing sees these storages as deferred.
+  for (WindowStorage& s : w->storages)
+    if (s.slot) s.slot->in_fused_window = false;
+  try {
+    run(*w);
+  } catch (const std::exception& e) {
+    // What the window was to write is unknown now: reads raise, never stale values.
+    for (WindowStorage& s : w->storages)
+      if (s.slot && s.written) s.slot->failure = std::string("the deferred work that wrote it failed: ") + e.what();
+    throw;
+  }
+}
+
+void release(StorageSlot& slot, std::shared_ptr<pjrt::Buffer> buffer) {
+  std::lock_guard<std::recursive_mutex> lock(mu);
+  auto it = current->index.find(&slot);
+  if (it == current->index.end()) {  // not in this window (any more)
+    if (buffer) device::retire_after_queued_work(std::move(buffer));
+    return;
+  }
+  WindowStorage& s = current->storages[it->second];
+  s.slot = nullptr;
+  s.orphan = std::move(buffer);
+  current->index.erase(it);
+}
+
+void flush_hook() { flush(); }
+
+struct InstallHooks {
+  InstallHooks() { device::set_fused_window_hooks(&flush_hook, &release); }
+} install_hooks;
+
+}  // namespace
+
+void flush() {
+  if (!pending) return;
+  std::lock_guard<std::recursive_mutex> lock(mu);
+  flush_locked();
+}
+
+std::vector<at::Tensor> record(const Invocation& inv, std::shared_ptr<const OpPlan> plan,
+                               const std::vector<TensorFacts>& facts, const std::vector<StorageSlot*>& groups) {
+  std::lock_guard<std::recursive_mutex> lock(mu);
+  if (current->device_index != inv.device_index || current->ops.size() >= window_limit()) flush_locked();
+  Window& w = *current;
+  w.device_index = inv.device_index;
+  RecordedOp r;
+  r.op = inv.op;
+  for (int g : plan->base_groups) {
+    groups[g]->check_not_failed();
+    int s = storage_of(w, groups[g]);
+    if (!w.storages[s].written) w.storages[s].read_before_written = true;
+    r.bases.push_back(s);
+  }
+  r.operands = runtime_operands(*plan, inv, facts);
+  size_t n_in = inv.inputs.size();
+  for (size_t t = 0; t < inv.targets.size(); ++t) {
+    StorageSlot* slot = facts[n_in + t].slot;
+    int s = storage_of(w, slot);
+    w.storages[s].written = true;
+    slot->layout = plan->target_layouts[t];  // its layout once the window has run
+    slot->producer = inv.op;
+    r.targets.push_back(s);
+  }
+  std::vector<at::Tensor> fresh;
+  for (size_t k = 0; k < plan->fresh.size(); ++k) {
+    const FreshOutput& fo = plan->fresh[k];
+    if (!fo.defined) {
+      fresh.emplace_back();
+      r.fresh.push_back(-1);
+      continue;
+    }
+    at::Tensor t = new_tpu_tensor(fo.dtype, fo.sizes, fo.strides, inv.device_index);
+    StorageSlot& slot = device::slot_of(*t.unsafeGetTensorImpl());
+    slot.layout = plan->fresh_layouts[k];
+    slot.producer = inv.op;
+    int s = storage_of(w, &slot);
+    w.storages[s].written = true;
+    r.fresh.push_back(s);
+    fresh.push_back(std::move(t));
+  }
+  r.plan = std::move(plan);
+  w.ops.push_back(std::move(r));
+  ++n_ops;
+  pending = true;
+  return fresh;
+}
+
+Counters counters() { return Counters{n_windows.load(), n_ops.load(), n_compiles.load()}; }
+
+void reset_counters() {
+  n_windows = 0;
+  n_ops = 0;
+  n_compiles = 0;
+}
+
+}  // namespace torch_tpu::eager::fused

@@ -1,0 +1,77 @@
+#include "eager/fused/window_state.h"
+
+#include "hlo/builder.h"
+#include "hlo/function_text.h"
+
+namespace torch_tpu::eager::fused {
+
+namespace {
+void append(std::string& key, int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof(v)); }
+void append(std::string& key, const std::vector<int>& v) {
+  append(key, static_cast<int64_t>(v.size()));
+  for (int x : v) append(key, x);
+}
+}  // namespace
+
+std::vector<int> Window::outputs() const {
+  std::vector<int> out(storages.size(), -1);
+  int n = 0;
+  for (size_t s = 0; s < storages.size(); ++s)
+    if (storages[s].written && storages[s].slot) out[s] = n++;
+  return out;
+}
+
+std::string window_key(const Window& w) {
+  // A plan id stands for its op's whole cache key (program, parameter
+  // layouts, scalar types); the ids of storages wire the ops together.
+  std::string key;
+  for (const RecordedOp& r : w.ops) {
+    append(key, static_cast<int64_t>(r.plan->id));
+    append(key, r.bases);
+    append(key, r.targets);
+    append(key, r.fresh);
+  }
+  // Per storage: parameter or not, written or not, alive or not.
+  for (const WindowStorage& s : w.storages)
+    key.push_back(static_cast<char>('a' + (s.read_before_written ? 1 : 0) + (s.written ? 2 : 0) + (s.slot ? 4 : 0)));
+  return key;
+}
+
+std::string window_program(const Window& w) {
+  hlo::Builder b;
+  std::vector<int> out = w.outputs();
+  std::vector<hlo::Value> value(w.storages.size());
+  for (size_t s = 0; s < w.storages.size(); ++s)
+    if (w.storages[s].read_before_written) value[s] = b.parameter(w.storages[s].layout, out[s]);
+  std::vector<std::vector<hlo::Value>> operands;
+  for (const RecordedOp& r : w.ops) {
+    operands.emplace_back();
+    for (const OperandValue& v : r.operands) operands.back().push_back(b.parameter(hlo::TensorType(v.value.dtype, {})));
+  }
+  std::vector<hlo::Value> checks;
+  for (size_t i = 0; i < w.ops.size(); ++i) {
+    const RecordedOp& r = w.ops[i];
+    const OpPlan& plan = *r.plan;
+    std::string symbol = "op" + std::to_string(plan.id);
+    b.define_function(symbol, hlo::main_as_private_function(plan.text, symbol));
+    std::vector<hlo::Value> args;
+    for (int s : r.bases) args.push_back(value[s]);
+    args.insert(args.end(), operands[i].begin(), operands[i].end());
+    std::vector<hlo::TensorType> types = plan.target_layouts;
+    for (size_t k = 0; k < plan.fresh.size(); ++k)
+      if (plan.fresh_output[k] >= 0) types.push_back(plan.fresh_layouts[k]);
+    for (size_t k = 0; k < plan.checks.size(); ++k) types.emplace_back(hlo::DType::Pred, std::vector<int64_t>{});
+    std::vector<hlo::Value> res = b.call(symbol, args, types);
+    for (size_t t = 0; t < r.targets.size(); ++t) value[r.targets[t]] = res[t];
+    for (size_t k = 0; k < r.fresh.size(); ++k)
+      if (r.fresh[k] >= 0) value[r.fresh[k]] = res[plan.fresh_output[k]];
+    checks.insert(checks.end(), res.end() - plan.checks.size(), res.end());
+  }
+  std::vector<hlo::Value> results;
+  for (size_t s = 0; s < w.storages.size(); ++s)
+    if (out[s] >= 0) results.push_back(value[s]);
+  results.insert(results.end(), checks.begin(), checks.end());
+  return b.finish(results);
+}
+
+}  // namespace torch_tpu::eager::fused
