@@ -1,5 +1,5 @@
 """torch_tpu side by side with its peers, in one run, on the same inputs:
-torch_tpu eager and compiled (torch.compile backend="tpu"), PyTorch/XLA 2.9
+torch_tpu eager (strict and fused: TORCH_TPU_EAGER_MODE=fused) and compiled (torch.compile backend="tpu"), PyTorch/XLA 2.9
 lazy (torch_xla.sync() per step) and eager (PJRT_DEVICE=CPU, in its own venv,
 driven through bench/peers_xla_worker.py), the same models in JAX under
 jax.jit (bench/peers_jax.py, same weights), and PyTorch CPU eager.
@@ -269,7 +269,7 @@ def table(header, rows):
     return "\n".join(out)
 
 
-SYSTEMS = ["PyTorch CPU", "tpu eager", "tpu compiled", "jax.jit", "torch_xla lazy", "torch_xla eager"]
+SYSTEMS = ["PyTorch CPU", "tpu eager", "tpu fused", "tpu compiled", "jax.jit", "torch_xla lazy", "torch_xla eager"]
 
 
 def report(results, meta, notes, missing):
@@ -329,7 +329,7 @@ def report(results, meta, notes, missing):
               "Time per call: torch_tpu's median / the peer's median; \"ahead\" or \"behind\" only where the "
               "interquartile ranges of the two do not overlap, \"ranges overlap\" otherwise.", ""]
     peers = ("PyTorch CPU", "jax.jit", "torch_xla lazy", "torch_xla eager")
-    for mine in ("tpu eager", "tpu compiled"):
+    for mine in ("tpu eager", "tpu fused", "tpu compiled"):
         for p in peers:
             seen = {"ahead": [], "behind": [], "ranges overlap": []}
             for w in wl:
@@ -342,7 +342,7 @@ def report(results, meta, notes, missing):
     lines += ["", "Per workload:", ""]
     for w in wl:
         parts = []
-        for mine in ("tpu eager", "tpu compiled"):
+        for mine in ("tpu eager", "tpu fused", "tpu compiled"):
             m = get(w, mine)
             if not m or median(m) is None:
                 parts.append(f"{mine}: not measured")
@@ -355,7 +355,7 @@ def report(results, meta, notes, missing):
               "peer's first call.", ""]
     for w in wl:
         parts = []
-        for mine in ("tpu eager", "tpu compiled"):
+        for mine in ("tpu eager", "tpu fused", "tpu compiled"):
             m = get(w, mine)
             if not m or "first" not in m:
                 continue
@@ -437,6 +437,8 @@ def main():
 
     systems = [LocalSystem(TorchSystem("PyTorch CPU", "cpu")),
                LocalSystem(TorchSystem("tpu eager", "tpu", sync=torch.tpu.synchronize, compiles=tpu_compiles)),
+               LocalSystem(TorchSystem("tpu fused", "tpu", sync=torch.tpu.synchronize, compiles=tpu_compiles,
+                                       eager_mode="fused")),
                LocalSystem(TorchSystem("tpu compiled", "tpu", compiled=True, sync=torch.tpu.synchronize,
                                        compiles=tpu_compiles))]
     versions = [f"torch {torch.__version__}", f"torch_tpu {torch_tpu.__version__} ({git_commit(torch_tpu._C.__file__)})"]

@@ -130,18 +130,25 @@ class TorchSystem:
     """A PyTorch device (and mode) measured in this process."""
 
     def __init__(self, name, device, compiled=False, sync=lambda: None, step_end=lambda: None,
-                 compiles=lambda: None):
+                 compiles=lambda: None, eager_mode=None):
         self.name, self.device, self.compiled = name, device, compiled
         self.sync, self.step_end, self.compiles = sync, step_end, compiles
+        self.eager_mode = eager_mode  # torch_tpu's eager mode for this system's calls ("fused")
         self.runs = {}
 
+    def _mode(self):
+        import contextlib
+        return torch.tpu.set_eager_mode(self.eager_mode) if self.eager_mode else contextlib.nullcontext()
+
     def build(self, w, inputs, checkpoint):
-        self.runs[w] = build_torch(w, inputs, checkpoint, self.device, self.compiled, self.step_end)
-        self.step_end()
+        with self._mode():
+            self.runs[w] = build_torch(w, inputs, checkpoint, self.device, self.compiled, self.step_end)
+            self.step_end()
         self.sync()
 
     def call(self, w):
-        return self.runs[w]()
+        with self._mode():  # leaving it runs the pending window (a mode change flushes)
+            return self.runs[w]()
 
 
 def first_call(system, w, *build_args):

@@ -30,4 +30,14 @@ for f in tests/ops/test_*.py; do
   python -m pytest -q "$f" "$@" || status=1
 done
 python -m pytest -q --durations=15 tests --ignore=tests/ops "$@" || status=1
+# Fused eager mode changes how ops run (windows of ops as one program), so a
+# slice of the op-family and model tests runs again under it; every result is
+# still compared with the CPU. The strict-mode warm-up count of the static-cache
+# decode test does not apply (fused windows settle after a few tokens: their
+# own test is tests/test_fused_eager.py).
+echo "== Fused eager mode slice"
+TORCH_TPU_EAGER_MODE=fused python -m pytest -q tests/ops/test_elementwise.py tests/ops/test_shape.py \
+  tests/ops/test_indexing.py tests/ops/test_reduction.py tests/ops/test_matmul.py tests/ops/test_softmax.py \
+  tests/ops/test_attention.py tests/ops/test_ragged_dot.py tests/hf/test_causal_lm.py \
+  -k "not does_not_recompile" "$@" || status=1
 exit $status

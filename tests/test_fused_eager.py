@@ -165,13 +165,18 @@ def test_each_flush_point_runs_the_window(fused, trigger, capsys):
     assert_close(y.cpu(), a * 2 + 1)
 
 
-def test_a_window_that_reaches_its_limit_runs_and_starts_another(fused):
+def test_a_long_stream_of_ops_is_cut_into_windows_that_repeat(fused):
     x = torch.zeros(3, device="tpu")
     before = counts()
-    for _ in range(1100):   # the default limit is 512 ops
+    for _ in range(1100):
         x.add_(1)
-    assert delta(before)["fused_windows"] == 2
     assert_close(x.cpu(), torch.full((3,), 1100.0))
+    d = delta(before)
+    # No window holds more than the 512-op limit; the cuts depend on the ops
+    # (window.cpp), so the repeating stream reuses its window's program: a
+    # full window and the rest at .cpu(), not a new program per window.
+    assert d["fused_windows"] >= 3
+    assert d["fused_compiles"] <= 2
 
 
 def test_a_repeated_step_compiles_nothing_after_warm_up(fused):

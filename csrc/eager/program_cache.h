@@ -61,6 +61,17 @@ class ProgramCache {
     return index_.size();
   }
 
+  // Drops the `n` least recently used entries; returns how many went.
+  int64_t evict_oldest(size_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    int64_t evicted = 0;
+    for (; n > 0 && !order_.empty(); --n, ++evicted) {
+      index_.erase(order_.back().first);
+      order_.pop_back();
+    }
+    return evicted;
+  }
+
  private:
   std::mutex mu_;
   std::list<std::pair<std::string, std::shared_ptr<V>>> order_;

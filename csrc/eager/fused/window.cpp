@@ -2,9 +2,12 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 
 #include "compile_cache/compile_cache.h"
@@ -37,9 +40,55 @@ size_t window_limit() {
   return limit;
 }
 
+uint64_t mix(uint64_t x) {  // splitmix64's finalizer
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Where a window ends. A loop without host reads (a decode with the token
+// kept on the device, training steps that read the loss now and then) is one
+// endless stream of ops; cutting it only at the size limit would start each
+// window at a new place in the loop's period, so every window would be new
+// and compile (a recompile storm). Cuts therefore depend on the ops
+// themselves (content-defined, as in rsync's chunking): past a quarter of the
+// limit, a window ends before an op that starts its own sequence again (its
+// first op's plan) or whose hash with the three ops before it hits 1 in 16.
+// The cut after a cut is then a function of where the last one was, so a
+// periodic stream settles into a repeating set of windows that compile once.
+bool ends_before(const Window& w, uint64_t plan_id) {
+  size_t n = w.ops.size();
+  if (n == 0) return false;
+  if (n >= window_limit()) return true;
+  if (n < std::max<size_t>(window_limit() / 4, 4)) return false;
+  if (w.ops.front().plan->id == plan_id) return true;
+  uint64_t h = mix(plan_id);
+  for (size_t k = 1; k <= 3; ++k) h = mix(h ^ w.ops[n - k].plan->id);
+  return (h & 15) == 0;
+}
+
 ProgramCache<pjrt::Executable>& programs() {
   static auto* c = new ProgramCache<pjrt::Executable>();
   return *c;
+}
+
+// Each XLA CPU executable keeps memory maps for its code, and a window's
+// program holds many (one per fused kernel): a long process compiling many
+// windows reached the kernel's per-process limit (vm.max_map_count) and died
+// in the compiler. Past half that limit, the least recently used half of the
+// window programs go (a later window like one of them compiles again, or
+// loads from the persistent cache).
+void relieve_map_pressure() {
+  static const long limit = [] {
+    std::ifstream f("/proc/sys/vm/max_map_count");
+    long v = 0;
+    return (f >> v) && v > 0 ? v : 65530L;
+  }();
+  std::ifstream maps("/proc/self/maps");
+  if (!maps) return;
+  long n = std::count(std::istreambuf_iterator<char>(maps), std::istreambuf_iterator<char>(), '\n');
+  if (n > limit / 2) count_evictions(programs().evict_oldest(programs().size() / 2 + 1));
 }
 
 int storage_of(Window& w, StorageSlot* slot) {
@@ -75,6 +124,7 @@ void run(Window& w) {
     count_compile("fused window", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     count_evictions(programs().insert(key, exe));
     ++n_compiles;
+    relieve_map_pressure();
   }
   std::vector<std::shared_ptr<pjrt::Buffer>> keep;  // alive until the program is queued
   std::vector<pjrt::Buffer*> args;
@@ -172,7 +222,7 @@ void flush() {
 std::vector<at::Tensor> record(const Invocation& inv, std::shared_ptr<const OpPlan> plan,
                                const std::vector<TensorFacts>& facts, const std::vector<StorageSlot*>& groups) {
   std::lock_guard<std::recursive_mutex> lock(mu);
-  if (current->device_index != inv.device_index || current->ops.size() >= window_limit()) flush_locked();
+  if (current->device_index != inv.device_index || ends_before(*current, plan->id)) flush_locked();
   Window& w = *current;
   w.device_index = inv.device_index;
   RecordedOp r;
