@@ -173,10 +173,11 @@ def test_a_long_stream_of_ops_is_cut_into_windows_that_repeat(fused):
     assert_close(x.cpu(), torch.full((3,), 1100.0))
     d = delta(before)
     # No window holds more than the 512-op limit; the cuts depend on the ops
-    # (window.cpp), so the repeating stream reuses its window's program: a
-    # full window and the rest at .cpu(), not a new program per window.
+    # (window.cpp), so the repeating stream reuses its window's program: the
+    # first window (with zeros' fill), the repeating one, and the rest at
+    # .cpu(); not a new program per window.
     assert d["fused_windows"] >= 3
-    assert d["fused_compiles"] <= 2
+    assert d["fused_compiles"] <= 3
 
 
 def test_a_repeated_step_compiles_nothing_after_warm_up(fused):
