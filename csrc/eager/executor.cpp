@@ -22,7 +22,6 @@
 #include "eager/cache_validation.h"
 #include "eager/dtype_map.h"
 #include "eager/fused/window.h"
-#include "hlo/function_text.h"
 #include "eager/op_plan.h"
 #include "eager/metrics.h"
 #include "eager/program_cache.h"
@@ -32,6 +31,7 @@
 #include "ops/number_precision.h"
 #include "ops/runtime_check.h"
 #include "ops/view_lowering.h"
+#include "hlo/function_text.h"
 #include "pjrt/error.h"
 #include "pjrt/executable.h"
 
@@ -257,16 +257,8 @@ void keep_text(Plan& plan, std::string text) {
   plan.text = std::move(text);
 }
 
-// Compiles (or loads from the persistent cache) the plan's program.
 void compile_plan(Plan& plan, const std::string& text, const std::string& op) {
-  auto t0 = std::chrono::steady_clock::now();
-  try {
-    // Memory miss: load from the persistent cache, or compile and store.
-    plan.exe = compile_cache::compile(device::runtime().client, text, pjrt::CompileSettings{});
-  } catch (const pjrt::Error& e) {
-    TORCH_CHECK(false, "torch_tpu: compiling ", op, " failed: ", e.what(), "\nprogram:\n", text);
-  }
-  count_compile(op, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  plan.exe = compile_program(text, op, op);
 }
 
 // `compile` false: the program is kept as text, for fused windows.
@@ -321,6 +313,24 @@ RuntimeScalar runtime_scalar(const c10::Scalar& s, const char* op) {
   if (s.isBoolean()) return runtime_scalar_as(s, hlo::DType::Pred);
   if (s.isIntegral(false)) return runtime_scalar_as(s, hlo::DType::I64);
   return runtime_scalar_as(s, hlo::DType::F64);
+}
+
+std::shared_ptr<pjrt::Executable> compile_program(const std::string& text, const std::string& counted_as,
+                                                  const std::string& described_as) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::shared_ptr<pjrt::Executable> exe;
+  try {
+    // Memory miss: load from the persistent cache, or compile and store.
+    exe = compile_cache::compile(device::runtime().client, text, pjrt::CompileSettings{});
+  } catch (const pjrt::Error& e) {
+    TORCH_CHECK(false, "torch_tpu: compiling ", described_as, " failed: ", e.what(), "\nprogram:\n", text);
+  }
+  count_compile(counted_as, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return exe;
+}
+
+std::shared_ptr<pjrt::Buffer> operand_buffer(const OperandValue& v, int device_index) {
+  return v.cacheable ? cached_scalar_buffer(v.value, device_index) : scalar_buffer(v.value, device_index);
 }
 
 std::vector<OperandValue> runtime_operands(const OpPlan& plan, const Invocation& inv,
@@ -456,8 +466,7 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
     args.push_back(buffer.get());
   }
   for (const OperandValue& v : runtime_operands(*plan, inv, facts)) {
-    keep.push_back(v.cacheable ? cached_scalar_buffer(v.value, inv.device_index)
-                               : scalar_buffer(v.value, inv.device_index));
+    keep.push_back(operand_buffer(v, inv.device_index));
     args.push_back(keep.back().get());
   }
   pjrt::ExecuteResult result;

@@ -53,6 +53,14 @@ struct OperandValue {
   bool cacheable = true;
 };
 
+// Compiles a program (or loads it from the persistent cache), counted in
+// metrics under `counted_as`; a failure names `described_as`.
+std::shared_ptr<pjrt::Executable> compile_program(const std::string& text, const std::string& counted_as,
+                                                  const std::string& described_as);
+
+// The device buffer of a runtime operand (cached by value unless a generator's).
+std::shared_ptr<pjrt::Buffer> operand_buffer(const OperandValue& v, int device_index);
+
 // The call's offsets, scalars and generator values, in parameter order;
 // advances the generators (call once per execution).
 std::vector<OperandValue> runtime_operands(const OpPlan& plan, const Invocation& inv,

@@ -4,20 +4,17 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <mutex>
 
-#include "compile_cache/compile_cache.h"
 #include "device/device_error.h"
 #include "device/profiler/program_spans.h"
 #include "device/runtime.h"
 #include "eager/fused/window_state.h"
 #include "eager/metrics.h"
 #include "eager/program_cache.h"
-#include "eager/scalar_operand_cache.h"
 #include "pjrt/error.h"
 
 namespace torch_tpu::eager::fused {
@@ -114,14 +111,7 @@ void run(Window& w) {
   std::string key = window_key(w);
   std::shared_ptr<pjrt::Executable> exe = programs().find(key);
   if (!exe) {
-    std::string text = window_program(w);
-    auto t0 = std::chrono::steady_clock::now();
-    try {
-      exe = compile_cache::compile(device::runtime().client, text, pjrt::CompileSettings{});
-    } catch (const pjrt::Error& e) {
-      TORCH_CHECK(false, "torch_tpu: compiling ", name, " failed: ", e.what());
-    }
-    count_compile("fused window", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    exe = compile_program(window_program(w), "fused window", name);
     count_evictions(programs().insert(key, exe));
     ++n_compiles;
     relieve_map_pressure();
@@ -145,9 +135,7 @@ void run(Window& w) {
   }
   for (const RecordedOp& r : w.ops)
     for (const OperandValue& v : r.operands) {
-      keep.push_back(v.cacheable ? cached_scalar_buffer(v.value, w.device_index)
-                                 : device::upload(v.value.bytes.data(), hlo::TensorType(v.value.dtype, {}),
-                                                  w.device_index));
+      keep.push_back(operand_buffer(v, w.device_index));
       args.push_back(keep.back().get());
     }
   int64_t queued_ns = device::profiler::recording() ? device::profiler::now_ns() : 0;
@@ -205,12 +193,6 @@ void release(StorageSlot& slot, std::shared_ptr<pjrt::Buffer> buffer) {
   current->index.erase(it);
 }
 
-void flush_hook() { flush(); }
-
-struct InstallHooks {
-  InstallHooks() { device::set_fused_window_hooks(&flush_hook, &release); }
-} install_hooks;
-
 }  // namespace
 
 void flush() {
@@ -266,6 +248,12 @@ std::vector<at::Tensor> record(const Invocation& inv, std::shared_ptr<const OpPl
   pending = true;
   return fresh;
 }
+
+namespace {
+struct InstallHooks {
+  InstallHooks() { device::set_fused_window_hooks(&flush, &release); }
+} install_hooks;
+}  // namespace
 
 Counters counters() { return Counters{n_windows.load(), n_ops.load(), n_compiles.load()}; }
 
