@@ -1,6 +1,7 @@
 """The parts of PyTorch's device contract a library relies on: memory through
 torch.accelerator, out-of-memory as torch.OutOfMemoryError, capability and
 properties, fork safety and multiprocessing, generators."""
+import gc
 import multiprocessing as mp
 
 import pytest
@@ -9,6 +10,9 @@ import torch.multiprocessing as tmp
 
 
 def test_accelerator_memory_api():
+    # Garbage of earlier tests (tensors held by reference cycles, e.g. caught
+    # exceptions' tracebacks) must not be collected between the readings.
+    gc.collect()
     torch.tpu.synchronize()
     base = torch.accelerator.memory_allocated()
     x = torch.ones(1000, device="tpu")
