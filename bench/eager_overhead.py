@@ -3,8 +3,9 @@
     python bench/eager_overhead.py [--repeats N]
 
 Prints, for a cached tiny op (add of two 16-element tensors) and a 1024x1024
-float32 matmul, the median time per op on each device and the ratio tpu/cpu
-(below 1: tpu faster). tpu times include waiting for completion. Then the
+float32 matmul, the median time per op on each device (tpu in the default
+strict eager mode and in fused mode) and the ratios to the CPU (below 1: tpu
+faster). tpu times include waiting for completion. Then the
 cost of a new shape: three small ops (add, mul, sum) on 16 new shapes, the
 median per program, split into XLA's compile (PJRT_Client_Compile) and the
 rest (meta kernels, program building, execution). Set TORCH_TPU_COMPILE_CACHE=0
@@ -21,14 +22,18 @@ import torch
 import torch_tpu
 
 
-def per_op_seconds(fn, sync, iters, repeats):
-    fn()
+def per_op_seconds(op, a, b, sync, iters, repeats):
+    """Median (min, max) seconds per op over `iters` ops chained x = op(x, b):
+    each depends on the one before, so a fused window can neither drop nor
+    merge them (XLA would compute `iters` identical independent ops once)."""
+    op(a, b)
     sync()  # warm: compile and cache
     samples = []
     for _ in range(repeats):
         t0 = time.perf_counter()
+        x = a
         for _ in range(iters):
-            fn()
+            x = op(x, b)
         sync()
         samples.append((time.perf_counter() - t0) / iters)
     return statistics.median(samples), min(samples), max(samples)
@@ -43,18 +48,24 @@ def main():
     cases = {
         "add 16 elements (cached tiny op)": (lambda d: (torch.randn(16).to(d), torch.randn(16).to(d)),
                                               lambda a, b: a + b, 200),
-        "matmul 1024x1024 float32": (lambda d: (torch.randn(1024, 1024).to(d), torch.randn(1024, 1024).to(d)),
+        "matmul 1024x1024 float32": (lambda d: (torch.randn(1024, 1024).to(d),
+                                                (torch.randn(1024, 1024) / 32).to(d)),  # chained: stays finite
                                      lambda a, b: a @ b, 5),
     }
     print(f"torch {torch.__version__}, torch_tpu {torch_tpu.__version__}, "
           f"tpu = {torch.tpu.get_device_name()} via PJRT, {torch.get_num_threads()} CPU threads")
-    print(f"{'workload':36s} {'cpu eager':>12s} {'tpu eager':>12s} {'tpu/cpu':>8s}")
+    print(f"{'workload':36s} {'cpu eager':>12s} {'tpu eager':>12s} {'tpu fused':>12s} {'tpu/cpu':>8s} "
+          f"{'fused/cpu':>9s}")
     for name, (make, op, iters) in cases.items():
         a, b = make("cpu")
-        cpu = per_op_seconds(lambda: op(a, b), lambda: None, iters, args.repeats)
+        cpu = per_op_seconds(op, a, b, lambda: None, iters, args.repeats)
         ta, tb = make("tpu")
-        tpu = per_op_seconds(lambda: op(ta, tb), torch.tpu.synchronize, iters, args.repeats)
-        print(f"{name:36s} {cpu[0] * 1e6:10.1f}us {tpu[0] * 1e6:10.1f}us {tpu[0] / cpu[0]:8.2f}")
+        tpu = per_op_seconds(op, ta, tb, torch.tpu.synchronize, iters, args.repeats)
+        # Fused eager mode: the ops are recorded and run as one program per window.
+        with torch.tpu.set_eager_mode(torch.tpu.EagerMode.DEFER_AND_FUSE):
+            fused = per_op_seconds(op, ta, tb, torch.tpu.synchronize, iters, args.repeats)
+        print(f"{name:36s} {cpu[0] * 1e6:10.1f}us {tpu[0] * 1e6:10.1f}us {fused[0] * 1e6:10.1f}us "
+              f"{tpu[0] / cpu[0]:8.2f} {fused[0] / cpu[0]:9.2f}")
     m = torch_tpu.metrics()
     print(f"compiles {m['compiles']}, cache hits {m['cache_hits']}, fallbacks {m['fallbacks']}")
     new_shape_cost()
