@@ -161,7 +161,51 @@ def main():
         c = t["compiled"]
         print(f"{name:34s} {c * 1e3:8.2f}ms {t['eager'] * 1e3:8.2f}ms {t['cpu'] * 1e3:8.2f}ms {jx * 1e3:8.2f}ms "
               f"{jp * 1e3:8.2f}ms {c / t['eager']:8.2f} {c / t['cpu']:7.2f} {c / jx:7.2f} {c / jp:12.2f}")
+    tiny_graph_call(jax, jnp, args.repeats)
     print(f"load average {os.getloadavg()[0]:.2f} (1 min) at the end")
+
+
+def tiny_graph_call(jax, jnp, repeats, iters=2000):
+    """Per-call cost of a compiled tiny graph, (x * 2 + y).sin() on 16 floats,
+    split by layer: the whole torch.compile call; AOTAutograd's callable (what
+    the backend returns to Dynamo, so the difference is Dynamo's guards and
+    frame wrappers); torch_tpu's runner alone (Python shim + the C++ program
+    run: argument checks, cache lookup, execute, outputs); and jax.jit."""
+    import torch_tpu._dynamo.backend as backend
+    layers = {}
+    compile_graph, aot = backend._compile_graph, backend._aot
+
+    def keep_runner(gm, example_inputs, kind):
+        layers["runner"] = compile_graph(gm, example_inputs, kind)
+        return layers["runner"]
+
+    def keep_aot(gm, example_inputs):
+        layers["aot"] = aot(gm, example_inputs)
+        return layers["aot"]
+
+    backend._compile_graph, backend._aot = keep_runner, keep_aot
+    try:
+        torch._dynamo.reset()
+        x, y = torch.randn(16, device="tpu"), torch.randn(16, device="tpu")
+        f = torch.compile(lambda x, y: (x * 2 + y).sin(), backend="tpu", fullgraph=True)
+        with torch.no_grad():
+            f(x, y)
+    finally:
+        backend._compile_graph, backend._aot = compile_graph, aot
+    runs = {"torch.compile call": (lambda: f(x, y), torch.tpu.synchronize),
+            "AOTAutograd callable": (lambda: layers["aot"](x, y), torch.tpu.synchronize),
+            "torch_tpu runner": (lambda: layers["runner"]([x, y]), torch.tpu.synchronize)}
+    if jax is not None:
+        jf = jax.jit(lambda x, y: jnp.sin(x * 2 + y))
+        xj, yj = jnp.asarray(x.cpu().numpy()), jnp.asarray(y.cpu().numpy())
+        last = []
+        runs["jax.jit"] = (lambda: last.__setitem__(slice(None), [jf(xj, yj)]), lambda: last[0].block_until_ready())
+    with torch.no_grad():
+        t = seconds_per_call(runs, iters, repeats)
+    jx = t.get("jax.jit", float("nan"))
+    print("compiled tiny graph (x * 2 + y).sin(), 16 floats, per call:")
+    for name, s in t.items():
+        print(f"  {name:22s} {s * 1e6:7.1f}us  {s / jx:5.2f}x jax.jit")
 
 if __name__ == "__main__":
     main()
