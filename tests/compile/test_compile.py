@@ -219,3 +219,30 @@ def test_op_without_lowering_falls_back_visibly(monkeypatch):
         out = torch.compile(f, backend="tpu")(x.to("tpu"))
     torch.testing.assert_close(out.cpu(), f(x))
     assert tpu_dynamo.metrics()["graph_fallbacks"] == 1
+
+
+def test_runner_given_fake_example_inputs_raises_instead_of_crashing(monkeypatch):
+    """The backend's compile-time example inputs are fake tensors: handing them
+    to the runner (a 0-d CPU one among them) is an error naming the input, not
+    a read of memory that does not exist."""
+    import torch_tpu._dynamo.backend as backend
+    kept = []
+    compile_graph = backend._compile_graph
+
+    def keep(gm, example_inputs, kind):
+        run = compile_graph(gm, example_inputs, kind)
+        kept.append((run, list(example_inputs)))
+        return run
+
+    monkeypatch.setattr(backend, "_compile_graph", keep)
+    torch._dynamo.reset()
+    f = torch.compile(lambda x, s: x * s, backend="tpu")
+    x = torch.randn(4, device="tpu")
+    torch.testing.assert_close(f(x, torch.tensor(3.0)).cpu(), x.cpu() * 3)
+    run, fake = kept[-1]
+    assert any(isinstance(t, torch._subclasses.FakeTensor) and t.device.type == "cpu" for t in fake)
+    with pytest.raises(RuntimeError, match=r"(without data \(a fake or meta tensor\?\)|expected a tpu storage)"):
+        run(list(fake))
+    fake_cpu_only = [t if t.device.type == "cpu" else x for t in fake]
+    with pytest.raises(RuntimeError, match=r"input \d+ is a 0-d CPU tensor without data"):
+        run(fake_cpu_only)
