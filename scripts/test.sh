@@ -37,7 +37,7 @@ python -m pytest -q --durations=15 tests --ignore=tests/ops "$@" || status=1
 # still compared with the CPU. The model slice is the main job's test (a tiny
 # Qwen3 trained and generating); tests/test_fused_eager.py (in the run above)
 # holds fused decoding and training against strict mode. The whole of
-# tests/hf passes under fused mode too, in ~4 min more than CI can spare:
+# tests/hf passes under fused mode too (test_causal_lm.py alone takes ~4 min in it):
 #   TORCH_TPU_EAGER_MODE=fused python -m pytest -q tests/hf -k "not does_not_recompile"
 echo "== Fused eager mode slice"
 TORCH_TPU_EAGER_MODE=fused python -m pytest -q tests/ops/test_elementwise.py tests/ops/test_shape.py \
