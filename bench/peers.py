@@ -270,6 +270,7 @@ def table(header, rows):
 
 
 SYSTEMS = ["PyTorch CPU", "tpu eager", "tpu fused", "tpu compiled", "jax.jit", "torch_xla lazy", "torch_xla eager"]
+TORCH_TPU_SYSTEMS = ("tpu eager", "tpu fused", "tpu compiled")  # the columns compared with the peers
 
 
 def report(results, meta, notes, missing):
@@ -329,7 +330,7 @@ def report(results, meta, notes, missing):
               "Time per call: torch_tpu's median / the peer's median; \"ahead\" or \"behind\" only where the "
               "interquartile ranges of the two do not overlap, \"ranges overlap\" otherwise.", ""]
     peers = ("PyTorch CPU", "jax.jit", "torch_xla lazy", "torch_xla eager")
-    for mine in ("tpu eager", "tpu fused", "tpu compiled"):
+    for mine in TORCH_TPU_SYSTEMS:
         for p in peers:
             seen = {"ahead": [], "behind": [], "ranges overlap": []}
             for w in wl:
@@ -342,7 +343,7 @@ def report(results, meta, notes, missing):
     lines += ["", "Per workload:", ""]
     for w in wl:
         parts = []
-        for mine in ("tpu eager", "tpu fused", "tpu compiled"):
+        for mine in TORCH_TPU_SYSTEMS:
             m = get(w, mine)
             if not m or median(m) is None:
                 parts.append(f"{mine}: not measured")
@@ -355,7 +356,7 @@ def report(results, meta, notes, missing):
               "peer's first call.", ""]
     for w in wl:
         parts = []
-        for mine in ("tpu eager", "tpu fused", "tpu compiled"):
+        for mine in TORCH_TPU_SYSTEMS:
             m = get(w, mine)
             if not m or "first" not in m:
                 continue

@@ -242,7 +242,7 @@ void track_check(std::shared_ptr<pjrt::Buffer> failed, int kind, const std::stri
     c.flag = std::make_shared<uint8_t>(0);
     c.read = std::make_shared<pjrt::Event>(c.failed->to_host_async(c.flag.get(), 1));
   } catch (const std::exception&) {
-    c.read.reset();  // read (and report) it at the synchronize, as a blocking copy
+    // Not started (no read): the synchronize reads it as a blocking copy, and reports that copy's error.
   }
   std::lock_guard<std::mutex> lock(checks_mutex);
   pending_checks.push_back(std::move(c));

@@ -1,6 +1,5 @@
 #include "eager/call_parser.h"
 
-#include <cstring>
 
 #include "device/generator.h"
 #include "eager/cache_key_fields.h"
@@ -66,10 +65,7 @@ int add_tensor_operand(ParsedCall& p, const at::Tensor& t) {
   TORCH_CHECK(t.device().is_cpu() && t.dim() == 0,
               "Expected all tensors to be on the same device, but found at least two devices, tpu:",
               std::max(p.device_index, 0), " and ", t.device(), "! (when checking arguments for ", p.inv.op, ")");
-  RuntimeScalar s;
-  s.dtype = to_hlo(t.scalar_type(), p.inv.op.c_str());
-  std::memcpy(s.bytes.data(), t.const_data_ptr(), t.element_size());
-  s.user_tensor = !t.unsafeGetTensorImpl()->is_wrapped_number();
+  RuntimeScalar s = runtime_scalar_of(t, p.inv.op.c_str());
   return add_scalar_operand(p, s, !s.user_tensor);
 }
 

@@ -257,10 +257,6 @@ void keep_text(Plan& plan, std::string text) {
   plan.text = std::move(text);
 }
 
-void compile_plan(Plan& plan, const std::string& text, const std::string& op) {
-  plan.exe = compile_program(text, op, op);
-}
-
 // `compile` false: the program is kept as text, for fused windows.
 std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<TensorFacts>& facts,
                                  const std::vector<StorageSlot*>& groups, bool compile) {
@@ -282,7 +278,7 @@ std::shared_ptr<Plan> build_plan(const Invocation& inv, const std::vector<Tensor
     work.push_back(to_hlo(c10::typeMetaToScalarType(c10::get_default_dtype()), inv.op.c_str()));
     check_tpu_types(inv.op, work, text);
   }
-  if (compile) compile_plan(*draft.plan, text, inv.op);
+  if (compile) draft.plan->exe = compile_program(text, inv.op, inv.op);
   else keep_text(*draft.plan, text);
   if (cache_validation_enabled()) draft.plan->built_for = std::make_shared<ProgramFacts>(std::move(draft.facts));
   return draft.plan;
@@ -313,6 +309,18 @@ RuntimeScalar runtime_scalar(const c10::Scalar& s, const char* op) {
   if (s.isBoolean()) return runtime_scalar_as(s, hlo::DType::Pred);
   if (s.isIntegral(false)) return runtime_scalar_as(s, hlo::DType::I64);
   return runtime_scalar_as(s, hlo::DType::F64);
+}
+
+RuntimeScalar runtime_scalar_of(const at::Tensor& t, const char* op, int64_t input) {
+  // A fake or meta tensor (a compile-time example input) says "cpu" but has no data to read.
+  TORCH_CHECK(t.has_storage() && t.storage().device_type() == c10::DeviceType::CPU && t.const_data_ptr(), op,
+              input >= 0 ? ": input " + std::to_string(input) + " is" : std::string(": an argument is"),
+              " a 0-d CPU tensor without data (a fake or meta tensor?)");
+  RuntimeScalar s;
+  s.dtype = to_hlo(t.scalar_type(), op);
+  std::memcpy(s.bytes.data(), t.const_data_ptr(), t.element_size());
+  s.user_tensor = !t.unsafeGetTensorImpl()->is_wrapped_number();
+  return s;
 }
 
 std::shared_ptr<pjrt::Executable> compile_program(const std::string& text, const std::string& counted_as,
@@ -447,7 +455,7 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   if (fused) return fused::record(inv, plan, facts, groups);
   if (!plan->exe) {  // first built for fused windows only
     auto filled = std::make_shared<Plan>(*plan);
-    compile_plan(*filled, filled->text, inv.op);
+    filled->exe = compile_program(filled->text, inv.op, inv.op);
     count_evictions(cache().insert(key, filled));
     plan = filled;
   }

@@ -39,6 +39,10 @@ struct RuntimeScalar {
 };
 RuntimeScalar runtime_scalar(const c10::Scalar& s, const char* op);
 RuntimeScalar runtime_scalar_as(const c10::Scalar& s, hlo::DType dtype);
+// A 0-d CPU tensor's value (a Python number PyTorch wrapped, or the user's
+// own 0-d tensor) as a runtime scalar. One without data (a fake or meta
+// tensor) is an error naming `op` and, when >= 0, the input's position.
+RuntimeScalar runtime_scalar_of(const at::Tensor& t, const char* op, int64_t input = -1);
 
 // A result that becomes a new tensor.
 struct FreshOutput {

@@ -2,7 +2,6 @@
 
 #include <c10/util/Exception.h>
 
-#include <cstring>
 
 #include "device/generator.h"
 #include "eager/dtype_map.h"
@@ -59,13 +58,8 @@ std::vector<at::Tensor> GraphProgram::run(const std::vector<at::Tensor>& args) {
     } else {
       TORCH_CHECK(t.device().is_cpu() && t.dim() == 0, "torch_tpu graph ", name_, ": input ", i, " is on ",
                   t.device(), " with shape ", t.sizes(), "; only 0-d CPU tensors may join a tpu graph");
-      // A fake or meta tensor (a compile-time example input) says "cpu" but has no data to read.
-      TORCH_CHECK(t.has_storage() && t.storage().device_type() == c10::DeviceType::CPU && t.const_data_ptr(),
-                  "torch_tpu graph ", name_, ": input ", i, " is a 0-d CPU tensor without data (a fake or meta tensor?)");
-      eager::RuntimeScalar s;
-      s.dtype = eager::to_hlo(t.scalar_type(), "graph");
-      std::memcpy(s.bytes.data(), t.const_data_ptr(), t.element_size());
-      s.user_tensor = !t.unsafeGetTensorImpl()->is_wrapped_number();
+      eager::RuntimeScalar s =
+          eager::runtime_scalar_of(t, ("torch_tpu graph " + name_).c_str(), static_cast<int64_t>(i));
       slot[i] = -1 - static_cast<int>(inv.scalars.size());
       inv.scalars.push_back(s);
       key.push_back('s');
