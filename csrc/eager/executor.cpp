@@ -189,7 +189,7 @@ Draft draft_plan(const Invocation& inv, const std::vector<TensorFacts>& facts,
   ops::take_runtime_checks();  // drop leftovers of a rule that threw earlier
   try {
     results = inv.lower(b, views, scalars);
-  } catch (const ops::NoComplexRule& e) {
+  } catch (const ops::NotLowered& e) {
     throw FallbackRequired(inv.op + ": " + e.what());
   } catch (const ops::NotImplemented& e) {  // not implemented on the CPU either
     TORCH_CHECK_NOT_IMPLEMENTED(false, inv.op, ": ", e.what());

@@ -1,5 +1,5 @@
 // empty / empty_strided: storage from the tpu allocator, nothing touched on
-// the device (DESIGN.md: `empty` touches nothing).
+// the device (DESIGN.md: `empty` touches nothing); _efficientzerotensor.
 #include <ATen/EmptyTensor.h>
 #include <c10/core/TensorOptions.h>
 #include <torch/library.h>
@@ -58,9 +58,18 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::op
   return new_tpu_tensor(st, size, stride, index);
 }
 
+// Autograd's zero gradients (sgn, abs at 0, ...): the CPU returns a storage-less
+// ZeroTensor; a plain zero tensor is the same value to every op.
+at::Tensor efficient_zero_tensor(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                                 std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                                 std::optional<bool> pin_memory) {
+  return empty_memory_format(size, dtype, layout, device, pin_memory, std::nullopt).zero_();
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", empty_memory_format);
   m.impl("empty_strided", empty_strided);
+  m.impl("_efficientzerotensor", efficient_zero_tensor);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ Values channel_shuffle(Builder& b, const OpCall& c, const Values& v) {
   }
   return Values{b.reshape(b.transpose(b.reshape(x, dims), perm), c.outputs[0].dims)};
 }
+TORCH_TPU_ACCEPTS_COMPLEX("channel_shuffle", "native_channel_shuffle");
 TORCH_TPU_LOWERING("channel_shuffle", channel_shuffle);
 TORCH_TPU_LOWERING("native_channel_shuffle", channel_shuffle);
 

@@ -50,6 +50,8 @@ Values logical(Builder& b, const OpCall& c, const Values& v, const char* op) {
   const TensorType& out = c.outputs[0];
   return Values{b.convert(b.binary(op, truth(b, c, v, 0, out.dims), truth(b, c, v, 1, out.dims)), out.dtype)};
 }
+TORCH_TPU_ACCEPTS_COMPLEX("logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf");
+
 TORCH_TPU_LOWERING("logical_and", [](Builder& b, const OpCall& c, const Values& v) { return logical(b, c, v, "and"); });
 TORCH_TPU_LOWERING("logical_or", [](Builder& b, const OpCall& c, const Values& v) { return logical(b, c, v, "or"); });
 TORCH_TPU_LOWERING("logical_xor", [](Builder& b, const OpCall& c, const Values& v) { return logical(b, c, v, "xor"); });
@@ -87,10 +89,13 @@ TORCH_TPU_LOWERING("bitwise_not", [](Builder& b, const OpCall& c, const Values& 
 
 // --- float classification ---------------------------------------------------
 
-// pred(x) for floats; integers and bools are always finite.
+// pred(x) for floats (of either part for complex: isnan/isinf); integers and
+// bools are always finite.
 Values classify(Builder& b, const OpCall& c, const Values& v, Value (*pred)(Builder&, const Value&)) {
   const TensorType& out = c.outputs[0];
   const Value& x = operand(c, v, 0);
+  if (hlo::is_complex(x.type.dtype))
+    return Values{b.convert(logical_or(b, pred(b, b.real(x)), pred(b, b.imag(x))), out.dtype)};
   if (!hlo::is_float(x.type.dtype)) return Values{b.splat_int(out, 0)};
   return Values{b.convert(pred(b, x), out.dtype)};
 }

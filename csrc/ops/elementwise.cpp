@@ -96,6 +96,7 @@ Values pow(Builder& b, const OpCall& c, const Values& v) {
     return b.binary("power", x, y);
   });
 }
+TORCH_TPU_ACCEPTS_COMPLEX("pow.Tensor_Tensor", "pow.Scalar", "pow.Tensor_Scalar");
 TORCH_TPU_LOWERING("pow.Tensor_Tensor", pow);
 TORCH_TPU_LOWERING("pow.Scalar", pow);
 TORCH_TPU_LOWERING("pow.Tensor_Scalar", [](Builder& b, const OpCall& c, const Values& v) {
@@ -154,7 +155,7 @@ Values sign(Builder& b, const OpCall& c, const Values& v) {
   return Values{b.convert(b.subtract(pos, neg), x.type.dtype)};
 }
 TORCH_TPU_LOWERING("sign", sign);
-TORCH_TPU_LOWERING("sgn", sign);  // complex dtypes are rejected before rules run
+TORCH_TPU_LOWERING("sgn", sign);  // complex: ops/complex/unary_math.cpp
 
 TORCH_TPU_LOWERING("reciprocal", [](Builder& b, const OpCall& c, const Values& v) {
   return unary_float(b, c, v, [](Builder& b, const Value& x) { return b.divide(full_like(b, x, 1), x); });

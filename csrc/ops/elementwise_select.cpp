@@ -19,6 +19,8 @@ Value mask_of(Builder& b, const OpCall& c, const Values& v, size_t i, const std:
   return b.broadcast_to(m, dims);
 }
 
+TORCH_TPU_ACCEPTS_COMPLEX("where.self", "masked_fill.Scalar", "masked_fill.Tensor");
+
 TORCH_TPU_LOWERING("where.self", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
   Value cond = mask_of(b, c, v, 0, out.dims, "where");

@@ -85,13 +85,14 @@ TORCH_TPU_LOWERING("linspace.out", [](Builder& b, const OpCall& c, const Values&
   if (!hlo::is_float(out.dtype) && !hlo::is_complex(out.dtype)) return Values{linspace_integral(b, c, v, steps)};
   DType t = compute_type(out.dtype);
   hlo::TensorType tt(t, {out.numel()});
+  hlo::TensorType index_type(hlo::complex_component(t), {out.numel()});  // a complex result counts in its parts' type
   Value s = to_type(b, start, tt);
   Value e = to_type(b, b.convert(operand(c, v, 1), out.dtype), tt);
   Value step = b.divide(b.subtract(e, s), b.splat_int(tt, steps - 1));
-  Value i = b.iota(tt, 0);
+  Value index = b.iota(index_type, 0), i = b.convert(index, t);
   Value up = b.add(s, b.multiply(step, i));
   Value down = b.subtract(e, b.multiply(step, b.subtract(b.splat_int(tt, steps - 1), i)));
-  Value first_half = b.compare(i, b.splat_int(tt, steps / 2), "LT");
+  Value first_half = b.compare(index, b.splat_int(index_type, steps / 2), "LT");
   return Values{b.reshape(b.convert(b.select(first_half, up, down), out.dtype), out.dims)};
 });
 
@@ -102,6 +103,8 @@ Values eye(Builder& b, const OpCall& c) {
   if (out.numel() == 0) return Values{b.splat_int(out, 0)};
   return Values{b.convert(b.compare(b.iota(idx, 0), b.iota(idx, 1), "EQ"), out.dtype)};
 }
+
+TORCH_TPU_ACCEPTS_COMPLEX("eye.out", "eye.m_out", "linspace.out");
 
 TORCH_TPU_LOWERING("eye.out", [](Builder& b, const OpCall& c, const Values&) { return eye(b, c); });
 TORCH_TPU_LOWERING("eye.m_out", [](Builder& b, const OpCall& c, const Values&) { return eye(b, c); });

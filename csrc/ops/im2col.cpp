@@ -29,6 +29,8 @@ Geometry geometry(const OpCall& c, size_t first) {
 }
 
 // im2col(self [N, C, H, W] or [C, H, W], kernel_size, dilation, padding, stride) -> [N, C*kh*kw, L]
+TORCH_TPU_ACCEPTS_COMPLEX("im2col", "col2im");
+
 TORCH_TPU_LOWERING("im2col", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
   Geometry g = geometry(c, 1);

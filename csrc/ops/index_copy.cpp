@@ -61,6 +61,7 @@ Values index_copy_rule(Builder& b, const OpCall& c, const Values& v) {
   return {b.reshape(result, out.dims)};
 }
 
+TORCH_TPU_ACCEPTS_COMPLEX("index_copy");
 TORCH_TPU_LOWERING("index_copy", index_copy_rule);
 
 }  // namespace

@@ -81,6 +81,9 @@ Value scatter_slices(Builder& b, const Value& x, const Value& indices, int64_t i
 }
 
 // index_select(Tensor self, int dim, Tensor index)
+TORCH_TPU_ACCEPTS_COMPLEX("index_select", "index_fill.int_Scalar", "index_fill.int_Tensor", "take", "index_add",
+                          "index.Tensor", "index_put", "_index_put_impl");
+
 TORCH_TPU_LOWERING("index_select", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
   const Value& self = operand(c, v, 0);

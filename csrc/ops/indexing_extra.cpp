@@ -165,6 +165,7 @@ Values put_rule(Builder& b, const OpCall& c, const Values& v) {
   return {b.reshape(flat, out.dims)};
 }
 
+TORCH_TPU_ACCEPTS_COMPLEX("put");
 TORCH_TPU_LOWERING("put", put_rule);
 
 }  // namespace

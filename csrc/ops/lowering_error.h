@@ -16,11 +16,16 @@ struct NotImplemented : std::logic_error {
   using std::logic_error::logic_error;
 };
 
-// A rule met complex values without declaring that it handles them
-// (TORCH_TPU_ACCEPTS_COMPLEX): the eager executor runs the op on the CPU
-// instead (visibly), rather than risk a rule that drops imaginary parts.
-struct NoComplexRule : NotImplemented {
+// A case a rule does not lower: the eager executor runs the op on the CPU
+// instead (visibly: warning and metrics), rather than risk a wrong value.
+struct NotLowered : NotImplemented {
   using NotImplemented::NotImplemented;
+};
+
+// A rule met complex values without declaring that it handles them
+// (TORCH_TPU_ACCEPTS_COMPLEX), e.g. one that would drop imaginary parts.
+struct NoComplexRule : NotLowered {
+  using NotLowered::NotLowered;
 };
 
 

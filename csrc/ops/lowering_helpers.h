@@ -45,7 +45,7 @@ inline const hlo::Value* optional_operand(const OpCall& c, const std::vector<hlo
 
 // The precision_config attribute of a dot or convolution on `dtype`
 // operands: float32 follows torch.set_float32_matmul_precision, float64
-// always asks for full precision.
+// and complex always ask for full precision.
 inline std::string precision_config(MatmulPrecision precision, DType dtype) {
   const char* p = "HIGHEST";
   if (dtype == DType::F32 && precision == MatmulPrecision::High) p = "HIGH";

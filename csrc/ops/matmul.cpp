@@ -22,7 +22,7 @@ bool contains(const Dims& ds, int64_t d) { return std::find(ds.begin(), ds.end()
 // dims, then rhs's free dims (StableHLO's order).
 Value dot_general(Builder& b, const OpCall& c, const Value& lhs, const Value& rhs, const Dims& lb,
                   const Dims& rb, const Dims& lc, const Dims& rc, DType acc) {
-  if (hlo::is_complex(acc) || acc == DType::Pred)
+  if (acc == DType::Pred)
     not_implemented_for(c.op.substr(0, c.op.find('.')), lhs.type.dtype);  // NotImplementedError, as the CPU
   Value l = b.convert(lhs, acc), r = b.convert(rhs, acc);
   Dims dims;
@@ -46,7 +46,7 @@ Value dot_general(Builder& b, const OpCall& c, const Value& lhs, const Value& rh
   // Operands converted from half types are exact in bf16, so the default
   // precision is already exact for them; only genuine f32/f64 needs HIGHEST.
   bool from_half = lhs.type.dtype != acc;
-  if (hlo::is_float(acc) && !from_half) attr += precision_config(c.matmul_precision, acc);
+  if ((hlo::is_float(acc) || hlo::is_complex(acc)) && !from_half) attr += precision_config(c.matmul_precision, acc);
   return b.emit1("dot_general", {l, r}, attr, TensorType(acc, dims));
 }
 
@@ -94,6 +94,8 @@ Value finish(Builder& b, const Value& r, const OpCall& c) {
   return b.reshape(b.convert(r, c.outputs[0].dtype), c.outputs[0].dims);
 }
 
+TORCH_TPU_ACCEPTS_COMPLEX("mm", "bmm", "dot", "vdot", "mv", "addmm", "baddbmm", "addbmm", "addmv", "addr");
+
 TORCH_TPU_LOWERING("mm", [](Builder& b, const OpCall& c, const Values& v) {
   return Values{finish(b, dot_general(b, c, operand(c, v, 0), operand(c, v, 1), {}, {}, {1}, {0}, acc_of(c)), c)};
 });
@@ -106,9 +108,11 @@ TORCH_TPU_LOWERING("dot", [](Builder& b, const OpCall& c, const Values& v) {
   return Values{finish(b, dot_general(b, c, operand(c, v, 0), operand(c, v, 1), {}, {}, {0}, {0}, acc_of(c)), c)};
 });
 
-// vdot conjugates its first argument: the identity for the real dtypes tpu has.
+// vdot conjugates its first argument (the identity for real dtypes).
 TORCH_TPU_LOWERING("vdot", [](Builder& b, const OpCall& c, const Values& v) {
-  return Values{finish(b, dot_general(b, c, operand(c, v, 0), operand(c, v, 1), {}, {}, {0}, {0}, acc_of(c)), c)};
+  Value x = operand(c, v, 0);
+  if (hlo::is_complex(x.type.dtype)) x = b.complex(b.real(x), b.negate(b.imag(x)));
+  return Values{finish(b, dot_general(b, c, x, operand(c, v, 1), {}, {}, {0}, {0}, acc_of(c)), c)};
 });
 
 TORCH_TPU_LOWERING("mv", [](Builder& b, const OpCall& c, const Values& v) {

@@ -32,13 +32,15 @@ TORCH_TPU_LOWERING("angle", [](Builder& b, const OpCall& c, const Values& v) {
 
 // trace(self): sum of the main diagonal of a matrix. Like the CPU: floats
 // accumulate in their compute dtype, integers in int64 (the meta's dtype).
+TORCH_TPU_ACCEPTS_COMPLEX("trace");
+
 TORCH_TPU_LOWERING("trace", [](Builder& b, const OpCall& c, const Values& v) {
   const Value& x = operand(c, v, 0);
   const TensorType& out = c.outputs[0];
   if (x.type.dtype == DType::Pred) not_implemented_for("trace", DType::Pred);
   if (x.type.rank() != 2) throw std::invalid_argument("trace: expected a matrix");
   int64_t rows = x.type.dims[0], cols = x.type.dims[1], m = std::min(rows, cols);
-  DType acc = hlo::is_float(out.dtype) ? compute_type(out.dtype) : out.dtype;
+  DType acc = hlo::is_float(out.dtype) || hlo::is_complex(out.dtype) ? compute_type(out.dtype) : out.dtype;
   if (m == 0) return Values{b.convert(b.constant_int(acc, 0), out.dtype)};
   // The diagonal of the flattened matrix: every (cols + 1)-th element.
   Value diag = b.slice(b.reshape(x, {rows * cols}), {0}, {(m - 1) * (cols + 1) + 1}, {cols + 1});
@@ -75,18 +77,21 @@ TORCH_TPU_LOWERING("__rshift__.Scalar", rshift);
 // other dims, p > 0 a runtime scalar) exceeds maxnorm is scaled by
 // maxnorm / (norm + 1e-7). As on the CPU, the norm and factor are computed in
 // the accumulate dtype, the factor rounded to self's dtype, then multiplied.
+// A complex slice's norm is over the magnitudes; the factor is real.
+TORCH_TPU_ACCEPTS_COMPLEX("renorm");
 TORCH_TPU_LOWERING("renorm", [](Builder& b, const OpCall& c, const Values& v) {
   const Value& x = operand(c, v, 0);
   const TensorType& out = c.outputs[0];
-  if (!hlo::is_float(out.dtype)) throw std::invalid_argument("renorm: expected a floating point tensor");
+  if (!hlo::is_float(out.dtype) && !hlo::is_complex(out.dtype))
+    throw std::invalid_argument("renorm: expected a floating point tensor");
   int64_t rank = x.type.rank(), dim = c.arg(2).i;
   if (rank == 0) throw std::invalid_argument("renorm: input needs at least 1 dimension");
   if (dim < 0) dim += rank;
   std::vector<int64_t> red;
   for (int64_t d = 0; d < rank; ++d)
     if (d != dim) red.push_back(d);
-  DType acc = compute_type(out.dtype);
-  Value a = b.unary("abs", b.convert(x, acc));
+  DType acc = hlo::complex_component(compute_type(out.dtype));
+  Value a = b.convert(magnitude(b, b.convert(x, compute_type(out.dtype))), acc);
   Value p = b.convert(operand(c, v, 1), acc);
   auto is = [&](const Value& o, double k) { return b.compare(o, b.broadcast_to(b.constant_float(acc, k), o.type.dims), "EQ"); };
   auto reduce = [&](const Value& t, const char* op, double init) {
@@ -107,8 +112,9 @@ TORCH_TPU_LOWERING("renorm", [](Builder& b, const OpCall& c, const Values& v) {
   Value maxnorm = b.broadcast_to(b.convert(operand(c, v, 3), acc), norm.type.dims);
   Value scaled = b.divide(maxnorm, b.add(norm, b.splat_float(norm.type, 1e-7)));
   Value factor = b.select(b.compare(norm, maxnorm, "GT"), scaled, b.splat_float(norm.type, 1));
-  factor = b.convert(b.convert(factor, out.dtype), acc);
-  Value y = b.multiply(b.convert(x, acc), b.broadcast_in_dim(factor, out.dims, {dim}));
+  factor = b.broadcast_in_dim(b.convert(b.convert(factor, hlo::complex_component(out.dtype)), acc), out.dims, {dim});
+  Value xc = b.convert(x, compute_type(out.dtype));
+  Value y = b.multiply(xc, b.convert(factor, xc.type.dtype));
   return Values{b.convert(y, out.dtype)};
 });
 

@@ -11,6 +11,8 @@
 namespace torch_tpu::ops {
 namespace {
 
+TORCH_TPU_ACCEPTS_COMPLEX("nonzero_static");
+
 TORCH_TPU_LOWERING("nonzero_static", [](Builder& b, const OpCall& c, const Values& v) {
   const Value& x = operand(c, v, 0);
   const TensorType& out = c.outputs[0];

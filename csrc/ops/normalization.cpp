@@ -102,10 +102,11 @@ TORCH_TPU_LOWERING("native_layer_norm_backward", [](Builder& b, const OpCall& c,
                            b.multiply(xhat, sum(b, b.multiply(g, xhat), norm_dims, true)));
   Value scale = b.divide(rstd, b.splat_float(x.type, static_cast<double>(n ? n : 1)));
   Values r{b.convert(b.multiply(scale, inner), c.outputs[0].dtype)};
+  const std::vector<int64_t>& normalized_shape = c.arg(2).ints;
   for (size_t o = 1; o < c.outputs.size(); ++o) {
     Value src = o == 1 ? b.multiply(dy, xhat) : dy;
-    // An output masked off with no parameter to shape it (no bias): placeholder.
-    if (c.outputs[o].numel() != src.type.numel() / std::max<int64_t>(n, 1) && c.outputs[o].rank() == 0) {
+    // An output masked off with no parameter to shape it (no weight or bias): placeholder.
+    if (c.outputs[o].dims != normalized_shape) {
       r.push_back(b.splat_int(c.outputs[o], 0));
       continue;
     }

@@ -95,6 +95,9 @@ Values pad_backward(Builder& b, const OpCall& c, const Values& v, Kind kind) {
   TORCH_TPU_LOWERING(name "_backward",                                                                      \
                      [](Builder& b, const OpCall& c, const Values& v) { return pad_backward(b, c, v, kind); });
 
+TORCH_TPU_ACCEPTS_COMPLEX("reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad1d",
+                          "replication_pad2d", "replication_pad3d");
+
 PAD("reflection_pad1d", Kind::Reflect)
 PAD("reflection_pad2d", Kind::Reflect)
 PAD("reflection_pad3d", Kind::Reflect)

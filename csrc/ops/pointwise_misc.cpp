@@ -33,15 +33,19 @@ Lifted lift_all(Builder& b, const OpCall& c, const Values& v, std::initializer_l
 // end - (end - self) * (1 - w), which is exact at w == 1.
 // The CPU kernels take float and complex values only.
 Values lerp(Builder& b, const OpCall& c, const Values& v, const char* kernel) {
-  if (!hlo::is_float(c.outputs[0].dtype)) not_implemented_for(kernel, c.outputs[0].dtype);
+  if (!hlo::is_float(c.outputs[0].dtype) && !hlo::is_complex(c.outputs[0].dtype))
+    not_implemented_for(kernel, c.outputs[0].dtype);
   Lifted l = lift_all(b, c, v, {0, 1, 2});
   const Value &self = l.x[0], &end = l.x[1], &w = l.x[2];
   Value diff = b.subtract(end, self);
-  Value small = b.compare(b.unary("abs", w), full_like(b, w, 0.5), "LT");
+  Value mag = magnitude(b, w);
+  Value small = b.compare(mag, full_like(b, mag, 0.5), "LT");
   Value near_self = b.add(self, b.multiply(w, diff));
   Value near_end = b.subtract(end, b.multiply(diff, b.subtract(full_like(b, w, 1), w)));
   return Values{b.convert(b.select(small, near_self, near_end), l.out)};
 }
+TORCH_TPU_ACCEPTS_COMPLEX("lerp.Scalar", "lerp.Tensor", "addcmul", "addcdiv");
+
 TORCH_TPU_LOWERING("lerp.Scalar", [](Builder& b, const OpCall& c, const Values& v) {
   return lerp(b, c, v, "lerp_kernel_scalar");
 });

@@ -47,35 +47,64 @@ Value uniform01(Builder& b, const OpCall& c, const Values& v, size_t gen_arg, co
 
 DType acc_type(DType t) { return t == DType::F64 ? DType::F64 : DType::F32; }
 
+// A complex tensor draws like PyTorch's view_as_real(self): its real and
+// imaginary parts are independent draws of the real distribution (normal_
+// with std / sqrt(2) per part). `out` is the real shape drawn: for complex,
+// the tensor's dims plus a trailing 2.
+TensorType real_draw_type(const TensorType& t) {
+  if (!hlo::is_complex(t.dtype)) return t;
+  std::vector<int64_t> dims = t.dims;
+  dims.push_back(2);
+  return TensorType(hlo::complex_component(t.dtype), dims);
+}
+Value as_result(Builder& b, const Value& x, const TensorType& out) {
+  if (!hlo::is_complex(out.dtype)) return b.convert(x, out.dtype);
+  Value parts = b.convert(x, hlo::complex_component(out.dtype));
+  int64_t last = parts.type.rank() - 1;
+  std::vector<int64_t> zeros(parts.type.rank(), 0), ones(parts.type.rank(), 1), lim = parts.type.dims, start = zeros;
+  lim[last] = 1;
+  Value re = b.reshape(b.slice(parts, zeros, lim, ones), out.dims);
+  start[last] = 1;
+  Value im = b.reshape(b.slice(parts, start, parts.type.dims, ones), out.dims);
+  return b.complex(re, im);
+}
+
+TORCH_TPU_ACCEPTS_COMPLEX("uniform_", "normal_");
+
 // uniform_(self, from=0, to=1, *, generator)
 TORCH_TPU_LOWERING("uniform_", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
-  if (!hlo::is_float(out.dtype)) throw std::invalid_argument("uniform_ expects a floating point tensor");
-  TensorType at(acc_type(out.dtype), out.dims);
-  Value u = uniform01(b, c, v, 3, out.dims, out.dtype);
+  if (!hlo::is_float(out.dtype) && !hlo::is_complex(out.dtype))
+    throw std::invalid_argument("uniform_ expects a floating point tensor");
+  TensorType draw = real_draw_type(out);
+  TensorType at(acc_type(draw.dtype), draw.dims);
+  Value u = uniform01(b, c, v, 3, draw.dims, draw.dtype);
   Value lo = b.splat_float(at, c.arg(1).d), span = b.splat_float(at, c.arg(2).d - c.arg(1).d);
-  return Values{b.convert(b.add(lo, b.multiply(u, span)), out.dtype)};
+  return Values{as_result(b, b.add(lo, b.multiply(u, span)), out)};
 });
 
 // normal_(self, mean=0, std=1, *, generator): Box-Muller on two uniforms.
 TORCH_TPU_LOWERING("normal_", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
-  if (!hlo::is_float(out.dtype)) throw std::invalid_argument("normal_ expects a floating point tensor");
-  TensorType at(acc_type(out.dtype), out.dims);
-  std::vector<int64_t> two = out.dims;
+  if (!hlo::is_float(out.dtype) && !hlo::is_complex(out.dtype))
+    throw std::invalid_argument("normal_ expects a floating point tensor");
+  TensorType draw = real_draw_type(out);
+  double std_dev = hlo::is_complex(out.dtype) ? c.arg(2).d / std::sqrt(2.0) : c.arg(2).d;
+  TensorType at(acc_type(draw.dtype), draw.dims);
+  std::vector<int64_t> two = draw.dims;
   two.insert(two.begin(), 2);
   Value u = uniform01(b, c, v, 3, two, DType::F32 == at.dtype ? DType::F32 : DType::F64);
   std::vector<int64_t> zeros(two.size(), 0), ones(two.size(), 1), lim1 = two, lim2 = two;
   lim1[0] = 1;
   std::vector<int64_t> start2 = zeros;
   start2[0] = 1;
-  Value u1 = b.reshape(b.slice(u, zeros, lim1, ones), out.dims);
-  Value u2 = b.reshape(b.slice(u, start2, lim2, ones), out.dims);
+  Value u1 = b.reshape(b.slice(u, zeros, lim1, ones), draw.dims);
+  Value u2 = b.reshape(b.slice(u, start2, lim2, ones), draw.dims);
   // 1 - u1 lies in (0, 1]: log never sees 0.
   Value r = b.unary("sqrt", b.multiply(b.splat_float(at, -2.0), b.unary("log", b.subtract(b.splat_float(at, 1.0), u1))));
   Value z = b.multiply(r, b.unary("cosine", b.multiply(u2, b.splat_float(at, 2.0 * M_PI))));
-  Value x = b.add(b.splat_float(at, c.arg(1).d), b.multiply(z, b.splat_float(at, c.arg(2).d)));
-  return Values{b.convert(x, out.dtype)};
+  Value x = b.add(b.splat_float(at, c.arg(1).d), b.multiply(z, b.splat_float(at, std_dev)));
+  return Values{as_result(b, x, out)};
 });
 
 // bernoulli_.float(self, p, *, generator) and bernoulli_.Tensor(self, p, *, generator)

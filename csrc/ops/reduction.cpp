@@ -99,6 +99,12 @@ Values sum_rule(Builder& b, const OpCall& c, const Values& v) {
   auto dims = dims_of_overload(c, x);
   return {finish(b, accumulate(b, x, dims, c.outputs[0].dtype, "add", 0), c.outputs[0])};
 }
+TORCH_TPU_ACCEPTS_COMPLEX("sum", "sum.dim_IntList", "mean", "mean.dim", "prod", "prod.dim_int",
+                          "count_nonzero.dim_IntList", "all", "all.dim", "all.dims", "any", "any.dim", "any.dims",
+                          "var.correction", "std.correction", "var_mean.correction", "std_mean.correction",
+                          "linalg_vector_norm", "norm.Scalar", "norm.ScalarOpt_dim", "norm.ScalarOpt_dtype",
+                          "norm.ScalarOpt_dim_dtype");
+
 TORCH_TPU_LOWERING("sum", sum_rule);
 TORCH_TPU_LOWERING("sum.dim_IntList", sum_rule);
 
@@ -205,26 +211,32 @@ TORCH_TPU_LOWERING("any.dims", allany_rule<false>);
 
 // var/std(self, dim?, *, correction?, keepdim) and the _mean forms: two-pass
 // (mean, then squared deviations) in the compute type; the divisor is
-// max(0, N - correction) with correction a runtime scalar (default 1).
+// max(0, N - correction) with correction a runtime scalar (default 1). For
+// complex input the mean is complex and the deviations' squared magnitudes
+// (re^2 + im^2) sum in the real component type, like the CPU.
 struct Moments {
   Value var, mean;
 };
 
 Moments moments(Builder& b, const OpCall& c, const Values& v) {
   const Value& x = operand(c, v, 0);
-  if (!hlo::is_float(x.type.dtype)) throw std::invalid_argument(c.op + ": only real floating inputs are supported");
-  DType acc = compute_type(c.outputs[0].dtype);
+  bool cplx = hlo::is_complex(x.type.dtype);
+  if (!hlo::is_float(x.type.dtype) && !cplx)
+    throw std::invalid_argument(c.op + ": only floating and complex inputs are supported");
+  DType acc = compute_type(c.outputs[0].dtype);  // real (the variance's dtype)
+  DType mean_acc = cplx ? x.type.dtype : acc;
   auto dims = reduced_dims(c.arg(1), x.type.rank());
-  Value xa = b.convert(x, acc);
-  Value s = reduce1(b, xa, dims, b.constant_float(acc, 0), "add");
+  Value xa = b.convert(x, mean_acc);
+  Value s = reduce1(b, xa, dims, b.constant_float(mean_acc, 0), "add");
   Value n = b.constant_float(acc, static_cast<double>(count(x.type, dims)));
-  Value mean = b.divide(s, b.broadcast_to(n, s.type.dims));
+  Value mean = b.divide(s, b.broadcast_to(b.convert(n, mean_acc), s.type.dims));
   // Broadcast the mean back over the reduced dims.
   std::vector<int64_t> kept;
   for (int64_t i = 0; i < x.type.rank(); ++i)
     if (std::find(dims.begin(), dims.end(), i) == dims.end()) kept.push_back(i);
   Value d = b.subtract(xa, b.broadcast_in_dim(mean, xa.type.dims, kept));
-  Value ss = reduce1(b, b.multiply(d, d), dims, b.constant_float(acc, 0), "add");
+  Value sq = cplx ? b.add(b.multiply(b.real(d), b.real(d)), b.multiply(b.imag(d), b.imag(d))) : b.multiply(d, d);
+  Value ss = reduce1(b, sq, dims, b.constant_float(acc, 0), "add");
   Value corr = c.arg(2).is_none() ? b.constant_float(acc, 1) : b.convert(operand(c, v, 2), acc);
   // The CPU's std::max(0, N - correction): a NaN difference gives 0 too.
   Value diff = b.subtract(n, corr), zero = b.constant_float(acc, 0);
@@ -270,9 +282,10 @@ TORCH_TPU_LOWERING("logsumexp", [](Builder& b, const OpCall& c, const Values& v)
 // 0 counts non-zeros, 1 sums |x|, 2 is sqrt(sum x^2), any other p is
 // (sum |x|^p)^(1/p), the CPU's formulas.
 Value vector_norm(Builder& b, const OpCall& c, const Value& x, const Value* ord, const std::vector<int64_t>& dims) {
-  if (hlo::is_complex(x.type.dtype)) throw std::invalid_argument(c.op + ": complex inputs are not supported");
-  DType acc = compute_type(c.outputs[0].dtype);
-  Value a = b.unary("abs", b.convert(x, acc));
+  DType acc = compute_type(c.outputs[0].dtype);  // real, also for complex input
+  Value a = hlo::is_complex(x.type.dtype)
+                ? b.convert(b.emit1("abs", {x}, "", x.type.with_dtype(hlo::complex_component(x.type.dtype))), acc)
+                : b.unary("abs", b.convert(x, acc));
   Value p = ord ? b.convert(*ord, acc) : b.constant_float(acc, 2);
   auto is = [&](const Value& o, double k) {
     return b.compare(o, b.broadcast_to(b.constant_float(acc, k), o.type.dims), "EQ");

@@ -19,6 +19,11 @@ std::set<std::string>& complex_ops() {
   return s;
 }
 
+std::map<std::string, LoweringRule>& complex_table() {
+  static std::map<std::string, LoweringRule> t;
+  return t;
+}
+
 bool touches_complex(const OpCall& c, const std::vector<hlo::Value>& operands) {
   for (const hlo::Value& v : operands)
     if (hlo::is_complex(v.type.dtype)) return true;
@@ -30,11 +35,20 @@ bool touches_complex(const OpCall& c, const std::vector<hlo::Value>& operands) {
 
 void accept_complex(const std::string& op) { complex_ops().insert(op); }
 
+void register_complex_lowering(const std::string& op, LoweringRule rule) {
+  if (!complex_table().emplace(op, std::move(rule)).second)
+    throw std::logic_error("torch_tpu: two complex lowering rules for " + op);
+}
+
 void register_lowering(const std::string& op, LoweringRule rule) {
-  // Checked per call, so TORCH_TPU_ACCEPTS_COMPLEX may come in any file and order.
+  // Looked up per call, so TORCH_TPU_ACCEPTS_COMPLEX and complex rules may come
+  // in any file and order.
   rule = [op, inner = std::move(rule)](hlo::Builder& b, const OpCall& c, const std::vector<hlo::Value>& v) {
-    if (!complex_ops().count(op) && touches_complex(c, v))
-      throw NoComplexRule(op + " has no complex lowering");
+    if (touches_complex(c, v) && !complex_ops().count(op)) {
+      auto it = complex_table().find(op);
+      if (it == complex_table().end()) throw NoComplexRule(op + " has no complex lowering");
+      return it->second(b, c, v);
+    }
     return inner(b, c, v);
   };
   if (!table().emplace(op, std::move(rule)).second)

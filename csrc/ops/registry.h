@@ -20,11 +20,18 @@ void register_lowering(const std::string& op, LoweringRule rule);
 // Rules see complex operands or results only if their op was declared here;
 // others throw NoComplexRule (ops/lowering_error.h) for them.
 void accept_complex(const std::string& op);
+// A separate rule for calls that touch complex values (ops whose complex math
+// differs from the real formula: exp, log, trig, var, norms); lives in
+// ops/complex/. Real calls keep the op's main rule.
+void register_complex_lowering(const std::string& op, LoweringRule rule);
 const LoweringRule* find_lowering(const std::string& op);
 std::vector<std::string> lowered_ops();
 
 struct LoweringRegistrar {
   LoweringRegistrar(const char* op, LoweringRule rule) { register_lowering(op, std::move(rule)); }
+};
+struct ComplexLoweringRegistrar {
+  ComplexLoweringRegistrar(const char* op, LoweringRule rule) { register_complex_lowering(op, std::move(rule)); }
 };
 
 }  // namespace torch_tpu::ops
@@ -43,6 +50,10 @@ struct ComplexAcceptor {
 #define TORCH_TPU_LOWERING(op, ...)                                                   \
   static ::torch_tpu::ops::LoweringRegistrar TORCH_TPU_LOWERING_CONCAT(lowering_, __COUNTER__)( \
       op, __VA_ARGS__)
+// TORCH_TPU_COMPLEX_LOWERING("exp", rule): the rule for complex calls of "exp".
+#define TORCH_TPU_COMPLEX_LOWERING(op, ...)                                                  \
+  static ::torch_tpu::ops::ComplexLoweringRegistrar TORCH_TPU_LOWERING_CONCAT(complex_lowering_, \
+                                                                              __COUNTER__)(op, __VA_ARGS__)
 // TORCH_TPU_ACCEPTS_COMPLEX("add.Tensor", "mul.Tensor"): these rules compute
 // complex values correctly (checked by tests with complex inputs).
 #define TORCH_TPU_ACCEPTS_COMPLEX(...) \

@@ -35,6 +35,8 @@ Values scan_rule(Builder& b, const OpCall& c, const Values& v, const std::string
   return {b.convert(prefix_scan(b, x, dim, op, init), out.dtype)};
 }
 
+TORCH_TPU_ACCEPTS_COMPLEX("cumsum", "cumprod");
+
 TORCH_TPU_LOWERING("cumsum", [](Builder& b, const OpCall& c, const Values& v) {
   return scan_rule(b, c, v, "add", 0);
 });

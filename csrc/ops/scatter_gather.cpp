@@ -49,6 +49,9 @@ Value coordinates(Builder& b, const Value& index, int64_t dim, int64_t rank) {
 }
 
 // gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False)
+TORCH_TPU_ACCEPTS_COMPLEX("gather", "scatter.src", "scatter.value", "scatter.reduce", "scatter.value_reduce",
+                          "scatter_add");
+
 TORCH_TPU_LOWERING("gather", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
   Value self = operand(c, v, 0);

@@ -1,9 +1,11 @@
 """Complex tensors on tpu: copies and casts, real/imag views (read and written
-through), conjugate and negative views, complex/polar, elementwise math."""
+through), conjugate and negative views, complex/polar, elementwise math,
+reductions, matrix products, indexing and random draws, each against the CPU."""
 import warnings
 
 import pytest
 import torch
+from torch.testing import assert_close
 
 from harness import check, make
 
@@ -71,3 +73,166 @@ def test_complex_and_polar():
     check(torch.complex, a.double(), a.double())
     with pytest.raises(RuntimeError):
         torch.complex(a.to("tpu"), a.double().to("tpu"))  # mixed part dtypes: the CPU refuses too
+
+
+# --- complex math, reductions, products, indexing (rules in csrc/ops/complex/
+# and the TORCH_TPU_ACCEPTS_COMPLEX lists of the op families) ----------------
+
+CDTYPES = [torch.complex64, torch.complex128]
+UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "sin", "cos",
+         "tan", "tanh", "sinh", "cosh", "sigmoid", "asin", "acos", "atan", "asinh", "acosh", "atanh", "sgn",
+         "angle", "sinc", "isnan", "isinf", "logical_not"]
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_math(name, dtype):
+    fn = getattr(torch, name)
+    for shape, noncontiguous in [((), False), ((0,), False), ((4, 6), True)]:
+        check(fn, cmake(shape, 11, dtype, noncontiguous=noncontiguous))
+    # Values near the branch cuts and zeros of the inverse functions.
+    pts = torch.tensor([0, 1, -1, 2, -2, 0.5j, -3j, 1 + 1e-3j, -1 - 1e-3j, 1e-4 + 1e-4j, 20 + 5j, -20 - 5j], dtype=dtype)
+    check(fn, pts)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_non_finite_classification_and_logic(dtype):
+    z = torch.tensor([complex("nan"), complex(1, float("inf")), 0, 1j, complex(float("-inf"), 0)], dtype=dtype)
+    check(lambda a: (a.isnan(), a.isinf(), a.isfinite(), a.logical_not()), z)
+    w = cmake((5,), 12, dtype)
+    check(lambda a, b: (torch.logical_and(a, b), torch.logical_or(a, b), torch.logical_xor(a, b)), z, w)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_pow_silu_ldexp_lerp_addc(dtype):
+    x, y, w = cmake((3, 4), 13, dtype), cmake((3, 4), 14, dtype) / 4, cmake((3, 4), 15, dtype)
+    check(torch.pow, x, y)
+    check(lambda a: (a ** 2, a ** 0.5, 2 ** a), x)
+    check(torch.nn.functional.silu, x)
+    check(torch.ldexp, x, torch.arange(12).reshape(3, 4) - 6)
+    check(lambda a, b, c: (torch.lerp(a, b, 0.3), torch.lerp(a, b, c), torch.addcmul(a, b, c, value=2),
+                           torch.addcdiv(a, b, c + 10)), x, y, w)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(), (0, 3), (4, 5)], ids=str)
+def test_reductions(dtype, shape):
+    x = cmake(shape, 16, dtype)
+    check(lambda a: (a.sum(), a.mean(), a.prod(), a.count_nonzero(), a.all(), a.any()), x)
+    if len(shape) == 2:
+        check(lambda a: (a.sum(0), a.mean(1, keepdim=True), a.prod(1), a.cumsum(1), a.cumprod(0)), x)
+        check(lambda a: (a.var(0), a.std(1), torch.var_mean(a, 1), torch.std_mean(a, 0, correction=0)), x)
+        check(lambda a: (torch.logsumexp(a, 1), torch.linalg.vector_norm(a, 3, 1), torch.linalg.norm(a),
+                         a.norm(1), a.norm(float("inf"), 1), torch.renorm(a, 2, 0, 5.0)), x)
+        check(lambda a: (a.trace(), a.T.trace()), x)
+    check(lambda a: (a.cumsum(0) if a.dim() else a.cumsum(0)), x)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_matrix_products(dtype):
+    m, k, n = cmake((3, 5), 17, dtype), cmake((5, 4), 18, dtype), cmake((3, 4), 19, dtype)
+    check(torch.mm, m, k)
+    check(lambda a, b: a @ b, m.T.contiguous().T, k)  # non-contiguous lhs
+    check(torch.mv, m, cmake((5,), 20, dtype))
+    check(torch.dot, cmake((5,), 21, dtype), cmake((5,), 22, dtype))
+    check(torch.vdot, cmake((5,), 21, dtype), cmake((5,), 22, dtype))
+    check(lambda a, b, c: torch.addmm(c, a, b, beta=0.5 - 1j, alpha=2j), m, k, n)
+    check(torch.bmm, cmake((2, 3, 5), 23, dtype), cmake((2, 5, 4), 24, dtype))
+    check(lambda a, b, c: torch.addr(c, a, b, alpha=1 + 1j), cmake((3,), 25, dtype), cmake((4,), 26, dtype), n)
+    check(lambda a, b: a.conj() @ b, m, k)  # conjugate view as an operand
+    check(torch.linalg.cross, cmake((4, 3), 27, dtype), cmake((4, 3), 28, dtype))
+    check(lambda a, b: torch.einsum("ij,jk->ik", a, b), m, k)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_select_index_scatter_pad(dtype):
+    x, y = cmake((4, 5), 29, dtype), cmake((4, 5), 30, dtype)
+    mask = make((4, 5), torch.bool, seed=31)
+    idx = torch.tensor([3, 0, 3])
+    check(lambda a, b, m: (torch.where(m, a, b), a.masked_fill(m, 2 - 1j), a[m], a[idx], a[:, idx]), x, y, mask)
+    check(lambda a, i: (a.index_select(1, i), a.index_fill(0, i, 1j), a.take(i),
+                        torch.gather(a, 1, i.expand(4, 3))), x, idx)
+
+    def writes(a, b, i):
+        a = a.clone()
+        a[i] = b[:3]
+        a.index_add_(0, i, b[:3], alpha=2)
+        a.index_put_((i,), b[0], accumulate=True)
+        a.scatter_add_(1, i.expand(4, 3), b[:, :3])
+        a.put_(i, b[0, :3], accumulate=True)
+        return a.index_copy(0, torch.tensor([1, 2], device=a.device), b[:2])
+    check(writes, x, y, idx)
+    check(lambda a: (torch.nn.functional.pad(a[None], (2, 1), mode="reflect"),
+                     torch.nn.functional.pad(a[None], (1, 2), mode="replicate"), torch.eye(3, dtype=a.dtype,
+                                                                                         device=a.device)), x)
+    check(lambda a: torch.linspace(1 - 2j, 5 + 1j, 7, dtype=a.dtype, device=a.device), x)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_random_draws(dtype):
+    # PyTorch draws complex values as view_as_real: each part N(mean, std^2 / 2)
+    # for normal_, U(from, to) for uniform_.
+    torch.manual_seed(0)
+    z = torch.empty(20000, dtype=dtype, device="tpu").normal_(1.0, 2.0).cpu()
+    parts = torch.view_as_real(z)
+    assert_close(parts.mean(0), torch.tensor([1.0, 1.0], dtype=parts.dtype), atol=0.05, rtol=0)
+    assert_close(parts.std(0), torch.full((2,), 2.0 / 2 ** 0.5, dtype=parts.dtype), atol=0.05, rtol=0)
+    assert abs(float(torch.corrcoef(parts.T)[0, 1])) < 0.05
+    u = torch.view_as_real(torch.empty(20000, dtype=dtype, device="tpu").uniform_(-1, 3).cpu())
+    assert float(u.min()) >= -1 and float(u.max()) < 3
+    assert_close(u.mean(0), torch.tensor([1.0, 1.0], dtype=u.dtype), atol=0.05, rtol=0)
+    assert torch.randn(3, dtype=dtype, device="tpu").dtype == dtype
+
+
+def well_conditioned(n, seed, dtype, batch=()):
+    return cmake(batch + (n, n), seed, dtype) + 8 * torch.eye(n, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_lu_family(dtype):
+    a = cmake((2, 4, 4), 32, dtype)
+    b = cmake((2, 4, 3), 33, dtype)
+    check(lambda m: torch.linalg.lu_factor(m), a)  # pivots by |re| + |im|, as LAPACK's izamax
+    check(lambda m: torch.linalg.lu(m), a)
+    check(lambda m: torch.linalg.lu_factor(m[0, :3]), a)  # non-square too
+    for left, adjoint in [(True, False), (True, True), (False, False), (False, True)]:
+        rhs = b if left else b.mT
+        check(lambda m, r: torch.linalg.lu_solve(*torch.linalg.lu_factor(m), r, left=left, adjoint=adjoint), a, rhs)
+    check(torch.linalg.inv, well_conditioned(4, 34, dtype, (3,)))
+    check(lambda m: torch.linalg.inv_ex(m), a.mT)  # non-contiguous
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_solve_det_slogdet(dtype):
+    a, b = well_conditioned(4, 35, dtype, (2,)), cmake((2, 4, 3), 36, dtype)
+    check(torch.linalg.solve, a, b)
+    check(torch.linalg.solve, a, cmake((2, 4), 37, dtype))  # a vector right side
+    check(lambda m, r: torch.linalg.solve(m, r, left=False), a, b.mT)
+    check(lambda m, r: torch.linalg.solve_ex(m, r), a.mT, b)
+    z = cmake((3, 4, 4), 38, dtype)
+    check(lambda m: (torch.linalg.det(m), torch.linalg.slogdet(m), torch.logdet(m @ m.mH)), z)
+    sing = z.clone()
+    sing[:, :, 1] = 0  # an exactly zero pivot, whatever the elimination order
+    check(lambda m: (torch.linalg.det(m), torch.linalg.slogdet(m)), sing)
+    check(lambda m: torch.linalg.det(m), torch.empty(2, 0, 0, dtype=dtype))
+    with pytest.raises(RuntimeError, match="singular"):
+        torch.linalg.solve(sing[:2].to("tpu"), b.to("tpu"))
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_cholesky_and_triangular(dtype):
+    m = cmake((2, 4, 4), 39, dtype)
+    hpd = m @ m.mH + torch.eye(4, dtype=dtype)  # Hermitian positive-definite
+    b = cmake((2, 4, 3), 40, dtype)
+    check(lambda h: (torch.linalg.cholesky(h), torch.linalg.cholesky(h, upper=True), torch.cholesky(h)), hpd)
+    check(lambda h: torch.linalg.cholesky_ex(h), hpd)
+    for upper in (False, True):
+        check(lambda h, r: torch.cholesky_solve(r, torch.linalg.cholesky(h, upper=upper), upper=upper), hpd, b)
+        check(lambda h: torch.cholesky_inverse(torch.linalg.cholesky(h, upper=upper), upper=upper), hpd)
+    t = torch.tril(m) + 4 * torch.eye(4, dtype=dtype)
+    check(lambda a, r: torch.linalg.solve_triangular(a, r, upper=False), t, b)
+    check(lambda a, r: torch.linalg.solve_triangular(a.mT, r.mT, upper=True, left=False), t, b)
+    check(lambda r, a: torch.triangular_solve(r, a, upper=False, transpose=True), b, t)
+    with pytest.raises(RuntimeError, match="positive-definite"):
+        torch.linalg.cholesky(-hpd.to("tpu"))
+        torch.tpu.synchronize()

@@ -319,6 +319,7 @@ GRAD_FNS = {
     "max_min": lambda a, b: (torch.maximum(a, b) + torch.minimum(a, 2 * b)).sum(),
     "remainder": lambda a, b: (a % 1.5 + torch.fmod(a, 2.0)).sum(),
     "reciprocal": lambda a, b: (a.abs() + 0.5).reciprocal().sum(),
+    "sgn": lambda a, b: (torch.sgn(a) * b).sum() + torch.sign(b).sum(),  # zero gradients (_efficientzerotensor)
     "lerp": lambda a, b: torch.lerp(a, b, 0.3).sum() + torch.lerp(a, b, b.sigmoid()).sum(),
     "addc": lambda a, b: (torch.addcmul(a, a, b, value=0.5) + torch.addcdiv(a, a, b.abs() + 1, value=0.5)).sum(),
 }

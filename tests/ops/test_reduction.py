@@ -325,3 +325,21 @@ def test_clip_grad_norm():
         n = torch.nn.utils.clip_grad_norm_(m.parameters(), 0.1)
         result.append((n.cpu(), m.weight.grad.cpu(), m.bias.grad.cpu()))
     torch.testing.assert_close(result[1], result[0])
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+@pytest.mark.parametrize("shape,dim", FEW_DIMS, ids=str)
+def test_hash_tensor(dtype, shape, dim):
+    # Elements widened to 64 bits and xor-reduced; floats' float64 bit
+    # patterns (subnormals, -0, inf and NaN of float32 included).
+    x = make(shape, dtype, noncontiguous=True)
+    if x.numel() == 0:  # the CPU wants a dim, and refuses an empty reduced dim
+        check_raises_like_cpu(torch.hash_tensor, x)
+        check_raises_like_cpu(lambda t: torch.hash_tensor(t, dim=1), x)
+        check(lambda t: torch.hash_tensor(t, dim=[0, 2]), x)
+        return
+    check(torch.hash_tensor, x)
+    check(lambda t: torch.hash_tensor(t, dim=dim, keepdim=True), x)
+    if dtype in (torch.float32, torch.float16, torch.bfloat16):
+        specials = torch.tensor([1e-40, -0.0, float("inf"), -float("inf"), float("nan"), -1e-45, 2.0 ** -126, 65504.0])
+        check(lambda t: torch.hash_tensor(t[:, None], dim=1), specials.to(dtype))

@@ -1,5 +1,6 @@
 // The batch norm and group norm families: parameter checks and exception
-// types as the CPU's, and its empty statistics in evaluation.
+// types as the CPU's, and its empty statistics in evaluation; layer norm's
+// statistics dtype.
 #include "eager/meta_overrides/registry.h"
 
 #include <ATen/ops/empty.h>
@@ -92,7 +93,23 @@ std::vector<c10::IValue> group_norm_meta(const torch::jit::Stack& stack, size_t 
   return default_meta("aten::native_group_norm", "", stack, first);
 }
 
+// native_layer_norm(input, normalized_shape, weight?, bias?, eps): the CPU keeps
+// mean and rstd in the input's dtype unless the call is "mixed" (a parameter
+// of another dtype, then float32); the meta kernel types them as the
+// accumulation type (float32 for bfloat16/half), as CUDA does.
+std::vector<c10::IValue> layer_norm_meta(const torch::jit::Stack& stack, size_t first) {
+  std::vector<c10::IValue> r = default_meta("aten::native_layer_norm", "", stack, first);
+  const at::Tensor& input = stack[first].toTensor();
+  const at::Tensor* param = tensor_arg(stack, first + 2);
+  if (!param) param = tensor_arg(stack, first + 3);
+  c10::ScalarType stats = param && param->scalar_type() != input.scalar_type() ? c10::kFloat : input.scalar_type();
+  retype_result(r, 1, stats);
+  retype_result(r, 2, stats);
+  return r;
+}
+
 const MetaOverrideRegistrar registrar{
+    {"aten::native_layer_norm", layer_norm_meta},
     {"aten::native_batch_norm", batch_norm_meta("aten::native_batch_norm", "", 5)},
     {"aten::_native_batch_norm_legit", batch_norm_meta("aten::_native_batch_norm_legit", "", 5)},
     {"aten::_native_batch_norm_legit_functional", batch_norm_meta("aten::_native_batch_norm_legit_functional", "", 5)},

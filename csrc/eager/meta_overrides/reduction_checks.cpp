@@ -2,7 +2,7 @@
 // the CPU and CUDA run) reduces every dim into a 0-d sum, then adds the max
 // it kept as [1, ..., 1] in place, which raises; the meta kernel returns the
 // [1, ..., 1] shape instead. Raise as the CPU does (an empty self skips that
-// path there: a 0-d -inf).
+// path there: a 0-d -inf). hash_tensor: the CPU's checks on empty input.
 #include "eager/meta_overrides/registry.h"
 
 #include <ATen/ops/empty.h>
@@ -24,7 +24,23 @@ std::vector<c10::IValue> logsumexp_meta(const torch::jit::Stack& stack, size_t f
   return default_meta("aten::logsumexp", "", stack, first);
 }
 
-const MetaOverrideRegistrar registrar{{"aten::logsumexp", logsumexp_meta}};
+// hash_tensor(self, dim=[], keepdim, mode): an empty self needs a dim, and no
+// reduced dim may be empty (xor has an identity, but the CPU refuses).
+std::vector<c10::IValue> hash_tensor_meta(const torch::jit::Stack& stack, size_t first) {
+  const at::Tensor& self = stack[first].toTensor();
+  auto dims = stack[first + 1].toIntList();
+  if (self.numel() == 0) {
+    TORCH_CHECK(!dims.empty(), "hash_tensor: Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument.");
+    for (int64_t d : dims) {
+      int64_t w = c10::maybe_wrap_dim(d, self.dim());
+      TORCH_CHECK_INDEX(self.size(w) != 0, "hash_tensor: Expected reduction dim ", w, " to have non-zero size.");
+    }
+  }
+  return default_meta("aten::hash_tensor", "", stack, first);
+}
+
+const MetaOverrideRegistrar registrar{{"aten::logsumexp", logsumexp_meta}, {"aten::hash_tensor", hash_tensor_meta}};
 
 }  // namespace
 }  // namespace torch_tpu::eager

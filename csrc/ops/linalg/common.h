@@ -17,6 +17,26 @@ inline void require_float32_or_64(const OpCall& c, DType t) {
   if (t != DType::F32 && t != DType::F64)
     throw NotImplemented(c.op + ": not implemented for " + std::string(hlo::dtype_name(t)));
 }
+// The rules that also handle complex64 / complex128 (declared complex-safe).
+inline void require_lapack_dtype(const OpCall& c, DType t) {
+  if (!hlo::is_complex(t)) require_float32_or_64(c, t);
+}
+
+// _linalg_solve_ex, _linalg_det and _linalg_slogdet also return the LU factors
+// their backward reads; for real input the CPU factors A^T when A is
+// contiguous and the backward reads LU with that layout-dependent meaning,
+// which a rule does not see. So they are lowered for complex input (always
+// factored as A) and real input runs on the CPU, visibly.
+inline void require_complex_lu_layout(const OpCall& c, DType t) {
+  if (!hlo::is_complex(t))
+    throw NotLowered(c.op + ": real input is not lowered (the CPU's LU layout depends on A's strides)");
+}
+
+// Complex conjugate (the identity for real values).
+inline Value conj(Builder& b, const Value& x) {
+  if (!hlo::is_complex(x.type.dtype)) return x;
+  return b.complex(b.real(x), b.negate(b.imag(x)));
+}
 
 // `x` with its last two dims swapped.
 inline Value mT(Builder& b, const Value& x) {
@@ -47,13 +67,20 @@ inline int64_t numel(const TensorType& t) {
   return n;
 }
 
+// `x` with its last two dims swapped and conjugated (A^H; A^T for real A).
+inline Value mH(Builder& b, const Value& x) { return conj(b, mT(b, x)); }
+
+// op(a) in a triangular solve: a, a^T or a^H (the same as a^T for real a).
+enum class OpA { None, Transpose, Adjoint };
+
 // stablehlo.triangular_solve: op(a) x = b (left) or x op(a) = b (right).
 inline Value triangular_solve(Builder& b, const Value& a, const Value& rhs, bool left, bool lower,
-                              bool unit, bool transpose) {
+                              bool unit, OpA op_a) {
+  const char* t = op_a == OpA::None ? "NO_TRANSPOSE" : op_a == OpA::Transpose ? "TRANSPOSE" : "ADJOINT";
   std::string attr = std::string("left_side = ") + (left ? "true" : "false") +
                      ", lower = " + (lower ? "true" : "false") +
                      ", unit_diagonal = " + (unit ? "true" : "false") +
-                     ", transpose_a = #stablehlo<transpose " + (transpose ? "TRANSPOSE" : "NO_TRANSPOSE") + ">";
+                     ", transpose_a = #stablehlo<transpose " + t + ">";
   return b.emit1("triangular_solve", {a, rhs}, attr, rhs.type);
 }
 

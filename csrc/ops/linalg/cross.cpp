@@ -9,9 +9,11 @@
 namespace torch_tpu::ops {
 namespace {
 
+TORCH_TPU_ACCEPTS_COMPLEX("linalg_cross");
+
 TORCH_TPU_LOWERING("linalg_cross", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
-  if (out.dtype == DType::Pred || hlo::is_complex(out.dtype))
+  if (out.dtype == DType::Pred)
     throw NotImplemented(c.op + ": not implemented for " + std::string(hlo::dtype_name(out.dtype)));
   int64_t r = out.rank(), dim = c.arg(2).i;
   if (dim < -r || dim >= r) throw std::out_of_range(c.op + ": dimension out of range");

@@ -1,4 +1,4 @@
-// LU factorization with partial pivoting (linalg_lu_factor_ex). StableHLO has no LU
+// LU factorization with partial pivoting (linalg_lu_factor_ex), real or complex. StableHLO has no LU
 // op, so the elimination is unrolled over the min(m, n) columns (static), each
 // step a few whole-matrix masked ops. The pivot is LAPACK's choice (idamax: the
 // first row of largest |value| at or below the diagonal), so pivots match the
@@ -50,10 +50,10 @@ LU lu_factor(Builder& b, const Value& a) {
     start[r - 1] = k;
     limit[r - 1] = k + 1;
     Value c = b.reshape(b.slice(x, start, limit, strides), col_dims);
-    // First row >= k of largest |c|.
-    Value absc = b.select(b.compare(crow, b.splat_int(ct, k), "GE"), b.unary("abs", c),
-                          b.splat_float(TensorType(f, col_dims), -1.0));
-    Value mx = reduce_dim(b, absc, r - 2, "maximum", b.lowest(f));
+    // First row >= k of largest |c| (|re| + |im| for complex, LAPACK's izamax).
+    Value mag = hlo::is_complex(f) ? b.add(b.unary("abs", b.real(c)), b.unary("abs", b.imag(c))) : b.unary("abs", c);
+    Value absc = b.select(b.compare(crow, b.splat_int(ct, k), "GE"), mag, b.splat_float(mag.type, -1.0));
+    Value mx = reduce_dim(b, absc, r - 2, "maximum", b.lowest(mag.type.dtype));
     Value is_max = b.compare(absc, b.broadcast_in_dim(mx, col_dims, std::vector<int64_t>(keep_rows.begin(), keep_rows.end() - 1)), "EQ");
     Value p = reduce_dim(b, b.select(is_max, crow, b.splat_int(ct, m)), r - 2, "minimum", b.constant_int(DType::I64, m));
     pivots.push_back(b.add(p, b.splat_int(bt, 1)));
@@ -101,9 +101,11 @@ LU lu_factor(Builder& b, const Value& a) {
 }
 
 LU factor_checked(Builder& b, const OpCall& c, const Value& a) {
-  require_float32_or_64(c, a.type.dtype);
+  require_lapack_dtype(c, a.type.dtype);
   return lu_factor(b, a);
 }
+
+TORCH_TPU_ACCEPTS_COMPLEX("linalg_lu_factor_ex", "lu_unpack", "linalg_lu");
 
 TORCH_TPU_LOWERING("linalg_lu_factor_ex", [](Builder& b, const OpCall& c, const Values& v) {
   if (!c.arg(1).b) throw std::invalid_argument(c.op + ": LU without pivoting is not implemented on the CPU");

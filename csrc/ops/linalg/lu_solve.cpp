@@ -1,9 +1,11 @@
 // Solves from a packed LU with pivots (linalg_lu_solve) and the inverse built on
 // them (linalg_inv_ex = solve with the identity, as the CPU does). A = P L U:
-// A X = B is X = U^-1 L^-1 P^T B; A^T X = B is X = P L^-T U^-T B; the right-side
-// forms are the left ones on transposes (real dtypes only, so ^H = ^T).
+// A X = B is X = U^-1 L^-1 P^T B; A^H X = B is X = P L^-H U^-H B (^T for
+// real A). The right-side forms are left ones on transposes: X A = B is
+// A^T X^T = B^T, and X A^H = B is A conj(X)^T = conj(B)^T.
 #include "ops/linalg/common.h"
 #include "ops/registry.h"
+#include "ops/runtime_check.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -55,23 +57,25 @@ Value permute_rows(Builder& b, const Value& x, const Value& perm, bool forward) 
                   [](Builder& rb, const Values& a) { return Values{rb.add(a[0], a[1])}; })[0];
 }
 
-// A X = B (or A^T X = B when `transposed`) with A = P L U packed in `lu`.
+// op(A) X = B with A = P L U packed in `lu`, op(A) = A, A^T or A^H.
 // lu, piv and rhs share batch dims; rhs is (batch, m, n) with m, n > 0.
-Value solve_left(Builder& b, const Value& lu, const Value& piv, const Value& rhs, bool transposed) {
+Value solve_left(Builder& b, const Value& lu, const Value& piv, const Value& rhs, OpA op_a) {
   Value perm = permutation(b, piv, lu.type.dims[lu.type.rank() - 1]);
-  if (!transposed) {
+  if (op_a == OpA::None) {
     Value y = permute_rows(b, rhs, perm, true);
-    y = triangular_solve(b, lu, y, true, true, true, false);
-    return triangular_solve(b, lu, y, true, false, false, false);
+    y = triangular_solve(b, lu, y, true, true, true, OpA::None);
+    return triangular_solve(b, lu, y, true, false, false, OpA::None);
   }
-  Value y = triangular_solve(b, lu, rhs, true, false, false, true);
-  y = triangular_solve(b, lu, y, true, true, true, true);
+  Value y = triangular_solve(b, lu, rhs, true, false, false, op_a);
+  y = triangular_solve(b, lu, y, true, true, true, op_a);
   return permute_rows(b, y, perm, false);
 }
 
+TORCH_TPU_ACCEPTS_COMPLEX("linalg_lu_solve", "linalg_inv_ex");
+
 TORCH_TPU_LOWERING("linalg_lu_solve", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
-  require_float32_or_64(c, out.dtype);
+  require_lapack_dtype(c, out.dtype);
   bool left = c.arg(3).b, adjoint = c.arg(4).b;
   if (numel(out) == 0) return Values{b.splat_float(out, 0.0)};
   std::vector<int64_t> batch = batch_of(out);
@@ -80,21 +84,59 @@ TORCH_TPU_LOWERING("linalg_lu_solve", [](Builder& b, const OpCall& c, const Valu
   pd.push_back(operand(c, v, 1).type.dims.back());
   Value piv = b.broadcast_to(operand(c, v, 1), pd);
   Value rhs = broadcast_batch(b, b.convert(operand(c, v, 2), out.dtype), batch);
-  if (left) return Values{solve_left(b, lu, piv, rhs, adjoint)};
-  return Values{mT(b, solve_left(b, lu, piv, mT(b, rhs), !adjoint))};
+  if (left) return Values{solve_left(b, lu, piv, rhs, adjoint ? OpA::Adjoint : OpA::None)};
+  if (!adjoint) return Values{mT(b, solve_left(b, lu, piv, mT(b, rhs), OpA::Transpose))};
+  return Values{mH(b, solve_left(b, lu, piv, mH(b, rhs), OpA::None))};
 });
 
 // info comes from the factorization (> 0: U is singular, as LAPACK's getrf).
 TORCH_TPU_LOWERING("linalg_inv_ex", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
-  require_float32_or_64(c, out.dtype);
+  require_lapack_dtype(c, out.dtype);
   Value a = operand(c, v, 0);
   if (numel(out) == 0) return Values{b.splat_float(out, 0.0), b.splat_int(c.outputs[1], 0)};
   PackedLU f = lu_factor_packed(b, a);
   int64_t r = out.rank();
   TensorType it(DType::I64, out.dims);
   Value eye = b.select(b.compare(b.iota(it, r - 2), b.iota(it, r - 1), "EQ"), b.splat_float(out, 1.0), b.splat_float(out, 0.0));
-  return Values{solve_left(b, f.lu, f.pivots, eye, false), f.info};
+  return Values{solve_left(b, f.lu, f.pivots, eye, OpA::None), f.info};
+});
+
+// _linalg_solve_ex(A, B, left, check_errors) -> (result, LU, pivots, info):
+// complex input only (require_complex_lu_layout). A vector B (B.dim() == 1,
+// or A's shape without its last dim) is solved as a one-column matrix.
+TORCH_TPU_ACCEPTS_COMPLEX("_linalg_solve_ex");
+TORCH_TPU_LOWERING("_linalg_solve_ex", [](Builder& b, const OpCall& c, const Values& v) {
+  const Value &a = operand(c, v, 0), &rhs = operand(c, v, 1);
+  const TensorType &out = c.outputs[0], &lut = c.outputs[1], &pt = c.outputs[2], &it = c.outputs[3];
+  require_complex_lu_layout(c, out.dtype);
+  bool left = c.arg(2).b, check_errors = c.arg(3).b;
+  Value A = b.convert(a, out.dtype);
+  PackedLU f = numel(A.type) == 0 ? PackedLU{b.splat_float(lut, 0.0), b.splat_int(pt, 0), b.splat_int(it, 0)}
+                                  : lu_factor_packed(b, A);
+  if (check_errors) {
+    Value bad = b.compare(f.info, b.splat_int(f.info.type, 0), "GT");
+    std::vector<int64_t> all;
+    for (int64_t d = 0; d < bad.type.rank(); ++d) all.push_back(d);
+    bad = b.reduce({bad}, {b.constant_bool(false)}, all,
+                   [](Builder& rb, const Values& x) { return Values{rb.binary("or", x[0], x[1])}; })[0];
+    add_runtime_check(bad, CheckKind::Runtime, "torch.linalg.solve: The solver failed because the input matrix is singular.");
+  }
+  if (numel(out) == 0) return Values{b.splat_float(out, 0.0), f.lu, f.pivots, f.info};
+  std::vector<int64_t> a_rows(a.type.dims.begin(), a.type.dims.end() - 1);
+  bool vector_case = rhs.type.rank() == 1 || rhs.type.dims == a_rows;
+  Value B = b.convert(rhs, out.dtype);
+  std::vector<int64_t> mat_dims = out.dims;
+  if (vector_case) mat_dims.push_back(1);
+  std::vector<int64_t> batch(mat_dims.begin(), mat_dims.end() - 2);
+  if (vector_case) B = b.reshape(B, [&] { auto d = B.type.dims; d.push_back(1); return d; }());
+  B = broadcast_batch(b, B, batch);
+  Value lu = broadcast_batch(b, f.lu, batch);
+  std::vector<int64_t> pd = batch;
+  pd.push_back(f.pivots.type.dims.back());
+  Value piv = b.broadcast_to(f.pivots, pd);
+  Value x = left ? solve_left(b, lu, piv, B, OpA::None) : mT(b, solve_left(b, lu, piv, mT(b, B), OpA::Transpose));
+  return Values{b.reshape(x, out.dims), f.lu, f.pivots, f.info};
 });
 
 }  // namespace

@@ -1,0 +1,68 @@
+// The log-sum-exp family on complex values, after the CPU's formulas: the
+// shift is by the real part's maximum (logsumexp), and logaddexp(x, y) is
+// log1p(exp(min - max)) + max with min/max ordered by real part.
+#include <limits>
+
+#include "ops/elementwise_common.h"
+#include "ops/registry.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+using namespace ew;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// logsumexp(self, dim, keepdim): exp(x - m) summed, log, + m, with m the max
+// real part over the reduced dims (an infinite m shifts by 0).
+TORCH_TPU_COMPLEX_LOWERING("logsumexp", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  Value x = to_type(b, operand(c, v, 0), TensorType(out.dtype, operand(c, v, 0).type.dims));
+  int64_t rank = x.type.rank();
+  std::vector<int64_t> dims, kept;
+  const Arg& dim_arg = c.arg(1);
+  for (int64_t d = 0; d < rank; ++d) {
+    bool reduced = dim_arg.ints.empty();
+    for (int64_t r : dim_arg.ints) reduced |= (r < 0 ? r + rank : r) == d;
+    (reduced ? dims : kept).push_back(d);
+  }
+  if (rank == 0) dims.clear(), kept.clear();
+  DType part = hlo::complex_component(x.type.dtype);
+  auto reduce = [&](const Value& t, const Value& init, const char* op) {
+    return b.reduce({t}, {init}, dims, [op](Builder& r, const Values& a) {
+      if (std::string(op) != "maximum") return Values{r.binary(op, a[0], a[1])};
+      Value take = logical_or(r, r.compare(a[0], a[1], "GT"), is_nan(r, a[0]));  // NaN propagates
+      return Values{r.select(take, a[0], a[1])};
+    })[0];
+  };
+  Value m = reduce(b.real(x), b.constant_float(part, -kInf), "maximum");
+  m = b.select(b.compare(magnitude(b, m), b.splat_float(m.type, kInf), "EQ"), b.splat_float(m.type, 0), m);
+  Value mc = b.complex(m, b.splat_float(m.type, 0));
+  Value e = b.unary("exponential", b.subtract(x, b.broadcast_in_dim(mc, x.type.dims, kept)));
+  Value s = reduce(e, b.constant_float(x.type.dtype, 0), "add");
+  return Values{b.reshape(b.add(b.unary("log", s), mc), out.dims)};
+});
+
+// logaddexp(x, y) on complex values (the CPU's _log_add_exp_helper).
+TORCH_TPU_COMPLEX_LOWERING("logaddexp", [](Builder& b, const OpCall& c, const Values& v) {
+  return binary_compute(b, c, v, 0, 1, [](Builder& b, const Value& x, const Value& y) {
+    Value xr = b.real(x), yr = b.real(y);
+    Value x_is_min = b.compare(xr, yr, "LT");
+    Value lo = b.select(x_is_min, x, y), hi = b.select(x_is_min, y, x);
+    Value lo_r = b.real(lo), hi_r = b.real(hi);
+    Value nan = logical_or(b, logical_or(b, is_nan(b, xr), is_nan(b, b.imag(x))),
+                           logical_or(b, is_nan(b, yr), is_nan(b, b.imag(y))));
+    Value inf_tie = logical_and(b, b.compare(magnitude(b, lo_r), b.splat_float(lo_r.type, kInf), "EQ"),
+                                b.compare(lo_r, hi_r, "EQ"));
+    Value neg_inf = b.compare(lo_r, b.splat_float(lo_r.type, 0), "LT");
+    Value general = b.add(b.unary("log_plus_one", b.unary("exponential", b.subtract(lo, hi))), hi);
+    Value pos_inf = b.unary("log", b.add(b.unary("exponential", lo), b.unary("exponential", hi)));
+    Value r = b.select(inf_tie, b.select(neg_inf, lo, pos_inf), general);
+    Value nan_c = b.complex(b.splat_float(xr.type, std::numeric_limits<double>::quiet_NaN()),
+                            b.splat_float(xr.type, std::numeric_limits<double>::quiet_NaN()));
+    return b.select(nan, nan_c, r);
+  });
+});
+
+}  // namespace
+}  // namespace torch_tpu::ops

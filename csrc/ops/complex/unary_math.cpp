@@ -1,0 +1,167 @@
+// Complex unary math (exp/log/trig/hyperbolic and their inverses, sqrt,
+// sigmoid, reciprocal, sgn, angle, silu, sinc) and complex ldexp. StableHLO's
+// complex exponential/log/log1p/sqrt/tanh are used as they are; sin/cos are
+// built from real parts, and the rest are the usual identities in those
+// (sinh z = -i sin(iz), asin z = -i asinh(iz), ...).
+#include <cmath>
+
+#include "ops/elementwise_common.h"
+#include "ops/registry.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+using namespace ew;
+
+Value cx(Builder& b, double re, double im, const Value& like) {
+  DType part = hlo::complex_component(like.type.dtype);
+  return b.complex(b.splat_float(like.type.with_dtype(part), re), b.splat_float(like.type.with_dtype(part), im));
+}
+// z * k for a real k, part by part: (-inf + 0i) * k stays -inf + 0i (a complex
+// product would give inf * 0 = NaN in the imaginary part).
+Value scale(Builder& b, const Value& z, double k) {
+  Value kk = b.splat_float(z.type.with_dtype(hlo::complex_component(z.type.dtype)), k);
+  return b.complex(b.multiply(b.real(z), kk), b.multiply(b.imag(z), kk));
+}
+Value times_i(Builder& b, const Value& z) { return b.complex(b.negate(b.imag(z)), b.real(z)); }
+Value times_minus_i(Builder& b, const Value& z) { return b.complex(b.imag(z), b.negate(b.real(z))); }
+Value op(Builder& b, const char* name, const Value& z) { return b.unary(name, z); }
+
+// Real sinh/cosh that stay accurate near 0 (XLA's complex sine/cosine take
+// sinh y as (e^y - e^-y) / 2, which loses all digits of a small y).
+Value sinh_real(Builder& b, const Value& x) {
+  Value a = b.unary("abs", x);
+  Value e = b.unary("exponential_minus_one", a);  // sinh(a) = (e + e / (e + 1)) / 2
+  Value half = b.splat_float(a.type, 0.5);
+  Value r = b.multiply(b.add(e, b.divide(e, b.add(e, b.splat_float(a.type, 1)))), half);
+  return b.select(is_neg(b, x), b.negate(r), r);
+}
+Value cosh_real(Builder& b, const Value& x) {
+  Value e = b.unary("exponential", b.unary("abs", x));
+  Value half = b.splat_float(e.type, 0.5);
+  return b.add(b.multiply(e, half), b.divide(half, e));
+}
+Value sin(Builder& b, const Value& z) {  // sin x cosh y + i cos x sinh y
+  Value x = b.real(z), y = b.imag(z);
+  return b.complex(b.multiply(b.unary("sine", x), cosh_real(b, y)), b.multiply(b.unary("cosine", x), sinh_real(b, y)));
+}
+Value cos(Builder& b, const Value& z) {  // cos x cosh y - i sin x sinh y
+  Value x = b.real(z), y = b.imag(z);
+  return b.complex(b.multiply(b.unary("cosine", x), cosh_real(b, y)),
+                   b.negate(b.multiply(b.unary("sine", x), sinh_real(b, y))));
+}
+
+// The inverse functions are odd and commute with conjugation, so they are
+// computed for |Re z| + i|Im z| (where the formulas' branches are the
+// principal ones, signed zeros included) and the signs copied back: the C99
+// rules the CPU's std::complex functions follow on the branch cuts.
+Value first_quadrant(Builder& b, const Value& z) {
+  return b.complex(b.unary("abs", b.real(z)), b.unary("abs", b.imag(z)));
+}
+Value sign_bit(Builder& b, const Value& x) {  // set for -0 too
+  DType bits = x.type.dtype == DType::F64 ? DType::I64 : DType::I32;
+  Value i = b.bitcast_convert(x, x.type.with_dtype(bits));
+  return b.compare(i, b.splat_int(i.type, 0), "LT");
+}
+Value copy_signs(Builder& b, const Value& r, const Value& z) {
+  auto copysign = [&](const Value& mag, const Value& sign) {
+    Value m = b.unary("abs", mag);
+    return b.select(sign_bit(b, sign), b.negate(m), m);
+  };
+  return b.complex(copysign(b.real(r), b.real(z)), copysign(b.imag(r), b.imag(z)));
+}
+// asinh w = log1p(w + w^2 / (1 + sqrt(w^2 + 1))), exact near 0, for w in the first quadrant.
+Value asinh(Builder& b, const Value& z) {
+  Value w = first_quadrant(b, z), one = cx(b, 1, 0, z);
+  Value w2 = b.multiply(w, w);
+  Value s = op(b, "sqrt", b.add(w2, one));
+  return copy_signs(b, op(b, "log_plus_one", b.add(w, b.divide(w2, b.add(one, s)))), z);
+}
+// atanh w = (log1p(w) - log1p(-w)) / 2, for w in the first quadrant.
+Value atanh(Builder& b, const Value& z) {
+  Value w = first_quadrant(b, z);
+  return copy_signs(b, scale(b, b.subtract(op(b, "log_plus_one", w), op(b, "log_plus_one", b.negate(w))), 0.5), z);
+}
+// acosh z = log(z + sqrt(z + 1) sqrt(z - 1)): the principal branch (Kahan's form).
+Value acosh(Builder& b, const Value& z) {
+  Value one = cx(b, 1, 0, z);
+  return op(b, "log", b.add(z, b.multiply(op(b, "sqrt", b.add(z, one)), op(b, "sqrt", b.subtract(z, one)))));
+}
+// acos z = pi/2 - asin z
+Value acos(Builder& b, const Value& z) {
+  return b.subtract(cx(b, M_PI / 2, 0, z), times_minus_i(b, asinh(b, times_i(b, z))));
+}
+
+using Fn = Value (*)(Builder&, const Value&);
+
+// out = f(z), z the input cast to the complex result dtype.
+Values complex_unary(Builder& b, const OpCall& c, const Values& v, Fn f) {
+  const TensorType& out = c.outputs[0];
+  if (!hlo::is_complex(out.dtype)) throw std::invalid_argument(c.op + ": unsupported result dtype " + out.str());
+  return Values{f(b, to_type(b, operand(c, v, 0), out))};
+}
+
+#define TORCH_TPU_COMPLEX_UNARY(name, ...)                                                              \
+  TORCH_TPU_COMPLEX_LOWERING(name, [](Builder& b, const OpCall& c, const Values& v) {                   \
+    return complex_unary(b, c, v, [](Builder& b, const Value& z) -> Value { return __VA_ARGS__; });     \
+  })
+
+TORCH_TPU_COMPLEX_UNARY("exp", op(b, "exponential", z));
+TORCH_TPU_COMPLEX_UNARY("exp2", op(b, "exponential", scale(b, z, std::log(2.0))));
+TORCH_TPU_COMPLEX_UNARY("expm1", op(b, "exponential_minus_one", z));
+TORCH_TPU_COMPLEX_UNARY("log", op(b, "log", z));
+TORCH_TPU_COMPLEX_UNARY("log2", scale(b, op(b, "log", z), 1 / std::log(2.0)));
+TORCH_TPU_COMPLEX_UNARY("log10", scale(b, op(b, "log", z), 1 / std::log(10.0)));
+TORCH_TPU_COMPLEX_UNARY("log1p", op(b, "log_plus_one", z));
+TORCH_TPU_COMPLEX_UNARY("sqrt", op(b, "sqrt", z));
+TORCH_TPU_COMPLEX_UNARY("rsqrt", b.divide(cx(b, 1, 0, z), op(b, "sqrt", z)));
+TORCH_TPU_COMPLEX_UNARY("reciprocal", b.divide(cx(b, 1, 0, z), z));
+TORCH_TPU_COMPLEX_UNARY("sin", sin(b, z));
+TORCH_TPU_COMPLEX_UNARY("cos", cos(b, z));
+TORCH_TPU_COMPLEX_UNARY("tan", times_minus_i(b, op(b, "tanh", times_i(b, z))));
+TORCH_TPU_COMPLEX_UNARY("tanh", op(b, "tanh", z));
+TORCH_TPU_COMPLEX_UNARY("sinh", times_minus_i(b, sin(b, times_i(b, z))));
+TORCH_TPU_COMPLEX_UNARY("cosh", cos(b, times_i(b, z)));
+TORCH_TPU_COMPLEX_UNARY("sigmoid", b.divide(cx(b, 1, 0, z), b.add(cx(b, 1, 0, z), op(b, "exponential", b.negate(z)))));
+// silu: z / (1 + exp(-z)), the CPU's complex formula.
+TORCH_TPU_COMPLEX_UNARY("silu", b.divide(z, b.add(cx(b, 1, 0, z), op(b, "exponential", b.negate(z)))));
+// sinc: sin(pi z) / (pi z), 1 at 0.
+TORCH_TPU_COMPLEX_UNARY("sinc", [](Builder& b, const Value& z) {
+  Value pz = scale(b, z, M_PI);
+  return b.select(b.compare(z, cx(b, 0, 0, z), "EQ"), cx(b, 1, 0, z), b.divide(sin(b, pz), pz));
+}(b, z));
+TORCH_TPU_COMPLEX_UNARY("asinh", asinh(b, z));
+TORCH_TPU_COMPLEX_UNARY("acosh", acosh(b, z));
+TORCH_TPU_COMPLEX_UNARY("atanh", atanh(b, z));
+TORCH_TPU_COMPLEX_UNARY("asin", times_minus_i(b, asinh(b, times_i(b, z))));
+TORCH_TPU_COMPLEX_UNARY("acos", acos(b, z));
+TORCH_TPU_COMPLEX_UNARY("atan", times_minus_i(b, atanh(b, times_i(b, z))));
+// sgn: z / |z|, 0 at 0.
+TORCH_TPU_COMPLEX_UNARY("sgn", [](Builder& b, const Value& z) {
+  Value a = b.emit1("abs", {z}, "", z.type.with_dtype(hlo::complex_component(z.type.dtype)));
+  Value zero = b.splat_float(a.type, 0);
+  Value r = b.divide(z, b.complex(a, zero));
+  return b.select(b.compare(a, zero, "EQ"), cx(b, 0, 0, z), r);
+}(b, z));
+#undef TORCH_TPU_COMPLEX_UNARY
+
+// angle: atan2(imag, real), a real result.
+TORCH_TPU_COMPLEX_LOWERING("angle", [](Builder& b, const OpCall& c, const Values& v) {
+  const Value& z = operand(c, v, 0);
+  return Values{b.convert(b.binary("atan2", b.imag(z), b.real(z)), c.outputs[0].dtype)};
+});
+
+// ldexp(x, e) = x * 2^e with x or e complex: the power in e's dtype (the
+// default float dtype for an integral e), as the CPU's x * pow(2.0, e).
+TORCH_TPU_COMPLEX_LOWERING("ldexp.Tensor", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  Value x = b.broadcast_to(to_type(b, operand(c, v, 0), TensorType(out.dtype, operand(c, v, 0).type.dims)), out.dims);
+  const Value& e = operand(c, v, 1);
+  DType pt = hlo::is_float(e.type.dtype) || hlo::is_complex(e.type.dtype) ? e.type.dtype : c.default_float;
+  Value ef = b.broadcast_to(b.convert(e, compute_type(pt)), out.dims);
+  Value p = b.binary("power", b.splat_float(ef.type, 2), ef);
+  return Values{b.multiply(x, b.convert(b.convert(p, pt), out.dtype))};
+});
+
+}  // namespace
+}  // namespace torch_tpu::ops

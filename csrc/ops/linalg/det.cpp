@@ -1,0 +1,69 @@
+// Determinants (_linalg_det, _linalg_slogdet) from the LU factorization:
+// det = sign(P) * prod(diag(U)). Complex input only: see
+// require_complex_lu_layout (linalg/common.h).
+#include "ops/linalg/common.h"
+#include "ops/registry.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+using namespace linalg;
+
+// The main diagonal (batch, n) of a square (batch, n, n) value.
+Value diagonal(Builder& b, const Value& x) {
+  int64_t r = x.type.rank();
+  TensorType it(DType::I64, x.type.dims);
+  Value on = b.compare(b.iota(it, r - 2), b.iota(it, r - 1), "EQ");
+  return b.reduce({b.select(on, x, b.splat_float(x.type, 0.0))}, {b.constant_float(x.type.dtype, 0.0)}, {r - 2},
+                  [](Builder& rb, const Values& a) { return Values{rb.add(a[0], a[1])}; })[0];
+}
+
+// (-1)^(number of rows swapped), as a (batch) value of dtype `t`.
+Value permutation_sign(Builder& b, const Value& pivots, DType t) {
+  int64_t r = pivots.type.rank();
+  TensorType it(DType::I32, pivots.type.dims);
+  Value moved = b.compare(pivots, b.add(b.iota(it, r - 1), b.splat_int(it, 1)), "NE");
+  TensorType st(t, pivots.type.dims);
+  Value sign = b.select(moved, b.splat_float(st, -1.0), b.splat_float(st, 1.0));
+  return b.reduce({sign}, {b.constant_float(t, 1.0)}, {r - 1},
+                  [](Builder& rb, const Values& a) { return Values{rb.multiply(a[0], a[1])}; })[0];
+}
+
+Value product(Builder& b, const Value& x) {
+  int64_t r = x.type.rank();
+  return b.reduce({x}, {b.constant_float(x.type.dtype, 1.0)}, {r - 1},
+                  [](Builder& rb, const Values& a) { return Values{rb.multiply(a[0], a[1])}; })[0];
+}
+
+TORCH_TPU_ACCEPTS_COMPLEX("_linalg_det", "_linalg_slogdet");
+
+TORCH_TPU_LOWERING("_linalg_det", [](Builder& b, const OpCall& c, const Values& v) {
+  const Value& a = operand(c, v, 0);
+  require_complex_lu_layout(c, a.type.dtype);
+  const TensorType &dt = c.outputs[0], &lt = c.outputs[1], &pt = c.outputs[2];
+  if (numel(a.type) == 0) return Values{b.splat_float(dt, 1.0), b.splat_float(lt, 0.0), b.splat_int(pt, 0)};
+  PackedLU f = lu_factor_packed(b, a);
+  Value det = b.multiply(permutation_sign(b, f.pivots, a.type.dtype), product(b, diagonal(b, f.lu)));
+  return Values{b.reshape(det, dt.dims), f.lu, f.pivots};
+});
+
+// sign = sign(P) * prod(sgn(diag(U))) (0 for a singular A), logabsdet = sum(log |diag(U)|).
+TORCH_TPU_LOWERING("_linalg_slogdet", [](Builder& b, const OpCall& c, const Values& v) {
+  const Value& a = operand(c, v, 0);
+  require_complex_lu_layout(c, a.type.dtype);
+  const TensorType &st = c.outputs[0], &lt = c.outputs[1], &lut = c.outputs[2], &pt = c.outputs[3];
+  if (numel(a.type) == 0)
+    return Values{b.splat_float(st, 1.0), b.splat_float(lt, 0.0), b.splat_float(lut, 0.0), b.splat_int(pt, 0)};
+  PackedLU f = lu_factor_packed(b, a);
+  Value d = diagonal(b, f.lu);
+  Value mag = b.emit1("abs", {d}, "", d.type.with_dtype(hlo::complex_component(d.type.dtype)));
+  Value zero = b.splat_float(mag.type, 0.0);
+  Value unit = b.select(b.compare(mag, zero, "EQ"), b.splat_float(d.type, 0.0), b.divide(d, b.complex(mag, zero)));
+  Value sign = b.multiply(permutation_sign(b, f.pivots, a.type.dtype), product(b, unit));
+  Value logabs = b.reduce({b.unary("log", mag)}, {b.constant_float(mag.type.dtype, 0.0)}, {mag.type.rank() - 1},
+                          [](Builder& rb, const Values& x) { return Values{rb.add(x[0], x[1])}; })[0];
+  return Values{b.reshape(sign, st.dims), b.reshape(logabs, lt.dims), f.lu, f.pivots};
+});
+
+}  // namespace
+}  // namespace torch_tpu::ops
