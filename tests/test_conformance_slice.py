@@ -62,7 +62,7 @@ MORE_DTYPES = {
     "sum": ["int32", "float16"], "mean": ["float64"], "cumsum": ["int32"], "mm": ["float64", "complex128"], "bmm": ["float16"],
     "cat": ["uint8", "complex64"], "sort": ["int16", "float64"], "abs": ["int8", "complex64"],
     "eq": ["uint8", "float16"], "where": ["int32", "complex64"], "softmax": ["float64"],
-    "nn.functional.conv2d": ["float64", "float16"], "fft.fft": ["complex64", "float64"], "linalg.qr": ["float64"],
+    "nn.functional.conv2d": ["float64", "float16"], "fft.fft": ["complex64", "float64"], "linalg.qr": ["float64", "complex128"],
     "index_select": ["int8"], "gather": ["uint8"], "amax": ["float16", "int16"], "reshape": ["complex128"],
     "remainder": ["int8"], "topk": ["int32"],
     # complex math, reductions, products, indexing and linear algebra
@@ -70,7 +70,8 @@ MORE_DTYPES = {
     "var": ["complex64"], "prod": ["complex128"], "linalg.vector_norm": ["complex64"],
     "vdot": ["complex64"], "index_put": ["complex64"], "randn": ["complex64"],
     "linalg.solve": ["complex64"], "linalg.det": ["complex128"], "linalg.cholesky": ["complex64"],
-    "linalg.inv": ["complex128"], "logsumexp": ["complex64"],
+    "linalg.inv": ["complex128"], "logsumexp": ["complex64"], "linalg.svd": ["complex64"],
+    "linalg.eigh": ["complex128"], "geqrf": ["float32", "complex64"], "ormqr": ["float64"],
     # hash_tensor (float64 bit patterns without float64), layer norm statistics' dtype
     "hash_tensor": ["float32", "int8"], "native_layer_norm": ["bfloat16"],
 }

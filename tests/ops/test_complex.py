@@ -236,3 +236,31 @@ def test_cholesky_and_triangular(dtype):
     with pytest.raises(RuntimeError, match="positive-definite"):
         torch.linalg.cholesky(-hpd.to("tpu"))
         torch.tpu.synchronize()
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_decompositions(dtype):
+    # Eigen- and singular vectors are unique up to a phase per vector: compare
+    # values and what the vectors reconstruct; QR follows LAPACK's reflectors.
+    m = cmake((2, 5, 5), 41, dtype)
+    herm = m + m.mH
+
+    def eigh_parts(h):
+        w, v = torch.linalg.eigh(h)
+        return w, (v * w.to(h.dtype)[..., None, :]) @ v.mH, v.mH @ v, torch.linalg.eigvalsh(h, UPLO="U")
+    check(eigh_parts, herm)
+    for shape in [(5, 3), (3, 5), (2, 4, 4)]:
+        a = cmake(shape, 42, dtype)
+
+        def svd_parts(x):
+            u, s, vh = torch.linalg.svd(x, full_matrices=False)
+            return s, (u * s.to(x.dtype)[..., None, :]) @ vh, u.mH @ u, vh @ vh.mH, torch.linalg.svdvals(x)
+        check(svd_parts, a, atol=1e-4 if dtype == torch.complex64 else None, rtol=1e-4 if dtype == torch.complex64 else None)
+        check(lambda x: tuple(torch.linalg.qr(x)), a)
+        check(lambda x: tuple(torch.linalg.qr(x, mode="complete")), a)
+        check(lambda x: tuple(torch.geqrf(x)), a)
+        h, tau = torch.geqrf(a)
+        c = cmake(shape[:-1] + (2,), 43, dtype)
+        for transpose in (False, True):
+            check(lambda hh, tt, cc: torch.ormqr(hh, tt, cc, left=True, transpose=transpose), h, tau, c)
+            check(lambda hh, tt, cc: torch.ormqr(hh, tt, cc.mT, left=False, transpose=transpose), h, tau, c)

@@ -42,6 +42,19 @@ def test_householder_product(shape):
     check(torch.linalg.householder_product, h, tau[..., :1] if tau.shape[-1] else tau)
 
 
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4), (0, 3)], ids=str)
+def test_geqrf_ormqr(shape):
+    a = make(shape, torch.float32, low=-1, high=1)
+    check(lambda t: tuple(torch.geqrf(t)), a)
+    check(lambda t: tuple(torch.geqrf(t.mT.contiguous().mT)), a)  # a column-major input
+    h, tau = torch.geqrf(a)
+    c = make(shape[:-1] + (2,), torch.float32, seed=3)
+    for left in (True, False):
+        for transpose in (False, True):
+            check(lambda hh, tt, cc: torch.ormqr(hh, tt, cc if left else cc.mT, left=left, transpose=transpose),
+                  h, tau, c)
+
+
 def test_qr_bad_dtype():
     check_raises_like_cpu(torch.linalg.qr, torch.ones(3, 3, dtype=torch.bfloat16, device="tpu"))
     check_raises_like_cpu(torch.linalg.qr, torch.ones(3, 3, dtype=torch.bfloat16))

@@ -2,6 +2,7 @@
 #include "eager/meta_overrides/registry.h"
 
 #include <ATen/ExpandUtils.h>
+#include <algorithm>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <c10/util/Exception.h>
@@ -70,7 +71,19 @@ MetaOverride range_into_out(const char* name, const char* overload, size_t out_a
   };
 }
 
+// geqrf(self) -> (a, tau): PyTorch has no meta kernel. a is self's shape
+// (column-major on the CPU, as LAPACK writes it), tau (*batch, min(m, n)).
+std::vector<c10::IValue> geqrf_meta(const torch::jit::Stack& stack, size_t first) {
+  const at::Tensor& self = stack[first].toTensor();
+  TORCH_CHECK(self.dim() >= 2, "torch.geqrf: input must have at least 2 dimensions.");
+  auto opts = self.options().device(c10::kMeta);
+  std::vector<int64_t> tau(self.sizes().begin(), self.sizes().end() - 2);
+  tau.push_back(std::min(self.size(-2), self.size(-1)));
+  return {at::empty(self.sizes(), opts).mT().contiguous().mT(), at::empty(tau, opts)};
+}
+
 const MetaOverrideRegistrar registrar{
+    {"aten::geqrf", geqrf_meta},
     {"aten::linspace.out", range_into_out("aten::linspace", "out", 3)},
     {"aten::logspace.out", range_into_out("aten::logspace", "out", 4)},
     {"aten::arange.start_out", range_into_out("aten::arange", "start_out", 3)},

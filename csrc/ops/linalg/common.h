@@ -129,15 +129,21 @@ inline PackedLU lu_factor_packed(Builder& b, const Value& a) {
 
 namespace torch_tpu::ops::linalg {
 
-// (eigenvectors, eigenvalues ascending) of the symmetric `a` (batch, n, n), n > 0,
+// (eigenvectors, eigenvalues ascending) of the symmetric (or Hermitian: real
+// eigenvalues) `a` (batch, n, n), n > 0,
 // reading only its lower (or upper) triangle: the XLA custom call "Eigh", which
 // XLA's EighExpander rewrites into a Jacobi eigensolver in plain HLO on every
 // backend. Backend config: "lower,sort,max_iter,tol".
 inline std::pair<Value, Value> eigh(Builder& b, const Value& a, bool lower) {
   std::vector<int64_t> wd = batch_of(a.type);
   wd.push_back(a.type.dims.back());
-  std::string attr = std::string("call_target_name = \"Eigh\", backend_config = \"") + (lower ? "1" : "0") + ",1,100,1e-6\"";
-  Values out = b.emit("custom_call", {a}, attr, {a.type, TensorType(a.type.dtype, wd)});
+  // Jacobi sweeps stop once the off-diagonal norm is below tol times the
+  // norm: 1e-6 suits float32; double precision needs its own (1e-6 left
+  // float64 SVD reconstructions off by ~1e-6).
+  bool wide = hlo::complex_component(a.type.dtype) == DType::F64;
+  std::string attr = std::string("call_target_name = \"Eigh\", backend_config = \"") + (lower ? "1" : "0") +
+                     (wide ? ",1,100,1e-14\"" : ",1,100,1e-6\"");
+  Values out = b.emit("custom_call", {a}, attr, {a.type, TensorType(hlo::complex_component(a.type.dtype), wd)});
   return {out[0], out[1]};
 }
 

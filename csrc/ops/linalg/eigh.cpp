@@ -11,9 +11,11 @@ namespace {
 
 using namespace linalg;
 
+TORCH_TPU_ACCEPTS_COMPLEX("_linalg_eigh");
+
 TORCH_TPU_LOWERING("_linalg_eigh", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType &wt = c.outputs[0], &vt = c.outputs[1];
-  require_float32_or_64(c, wt.dtype);
+  require_float32_or_64(c, wt.dtype);  // real also for Hermitian input
   const std::string& uplo = c.arg(1).s;
   bool compute_v = c.arg(2).b;
   Value a = operand(c, v, 0);

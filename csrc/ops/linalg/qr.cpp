@@ -1,4 +1,4 @@
-// QR (linalg_qr, linalg_householder_product) through the XLA custom calls "Qr" (Householder QR in
+// QR (linalg_qr, linalg_householder_product, geqrf, ormqr; real or complex) through the XLA custom calls "Qr" (Householder QR in
 // LAPACK's geqrf layout: R above the diagonal, reflectors below, plus taus) and
 // "ProductOfElementaryHouseholderReflectors" (orgqr). XLA's QrExpander rewrites
 // both into plain HLO inside the compiler, on every backend, so no LAPACK call
@@ -46,9 +46,11 @@ Value upper_triangle(Builder& b, const Value& x) {
   return b.select(b.compare(b.iota(it, r - 2), b.iota(it, r - 1), "LE"), x, b.splat_float(x.type, 0.0));
 }
 
+TORCH_TPU_ACCEPTS_COMPLEX("linalg_householder_product", "linalg_qr", "geqrf", "ormqr");
+
 TORCH_TPU_LOWERING("linalg_householder_product", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
-  require_float32_or_64(c, out.dtype);
+  require_lapack_dtype(c, out.dtype);
   if (numel(out) == 0) return Values{b.splat_float(out, 0.0)};
   Value tau = operand(c, v, 1);
   if (numel(tau.type) == 0) {  // no reflectors: the first n columns of I
@@ -62,7 +64,7 @@ TORCH_TPU_LOWERING("linalg_householder_product", [](Builder& b, const OpCall& c,
 // mode: "reduced" (Q m x k, R k x n), "complete" (Q m x m, R m x n), "r" (no Q).
 TORCH_TPU_LOWERING("linalg_qr", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType &qt = c.outputs[0], &rt = c.outputs[1];
-  require_float32_or_64(c, rt.dtype);
+  require_lapack_dtype(c, rt.dtype);
   Value a = operand(c, v, 0);
   int64_t r = a.type.rank(), m = a.type.dims[r - 2], n = a.type.dims[r - 1], k = std::min(m, n);
   auto eye = [&](const TensorType& t) {
@@ -85,6 +87,59 @@ TORCH_TPU_LOWERING("linalg_qr", [](Builder& b, const OpCall& c, const Values& v)
     refl = b.pad(refl, b.constant_float(a.type.dtype, 0.0), lo, hi, in);
   }
   return Values{householder_product(b, refl, tau), rr};
+});
+
+// geqrf: the packed QR and taus themselves (LAPACK's layout).
+TORCH_TPU_LOWERING("geqrf", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType &at = c.outputs[0], &tt = c.outputs[1];
+  require_lapack_dtype(c, at.dtype);
+  Value a = operand(c, v, 0);
+  if (numel(a.type) == 0) return Values{a, b.splat_float(tt, 0.0)};
+  auto [qr, tau] = householder_qr(b, a);
+  return Values{qr, tau};
+});
+
+// x @ y over the last two dims (equal batch dims), at full precision.
+Value batched_matmul(Builder& b, const Value& x, const Value& y) {
+  int64_t r = x.type.rank();
+  std::vector<int64_t> batch, dims;
+  for (int64_t i = 0; i < r - 2; ++i) batch.push_back(i), dims.push_back(x.type.dims[i]);
+  dims.push_back(x.type.dims[r - 2]);
+  dims.push_back(y.type.dims[r - 1]);
+  std::string attr = "dot_dimension_numbers = #stablehlo.dot<";
+  if (!batch.empty())
+    attr += "lhs_batching_dimensions = " + hlo::int_list(batch) + ", rhs_batching_dimensions = " + hlo::int_list(batch) + ", ";
+  attr += "lhs_contracting_dimensions = [" + std::to_string(r - 1) + "], rhs_contracting_dimensions = [" +
+          std::to_string(r - 2) + "]>" + precision_config(MatmulPrecision::Highest, x.type.dtype);
+  return b.emit1("dot_general", {x, y}, attr, TensorType(x.type.dtype, dims));
+}
+
+// ormqr(reflectors, tau, other, left, transpose): op(Q) other (left) or
+// other op(Q), Q = H_1 ... H_k the full m x m product, op(Q) = Q^H when
+// `transpose` (LAPACK's ormqr / unmqr with 'C').
+TORCH_TPU_LOWERING("ormqr", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  require_lapack_dtype(c, out.dtype);
+  bool left = c.arg(3).b, transpose = c.arg(4).b;
+  if (numel(out) == 0) return Values{b.splat_float(out, 0.0)};
+  Value refl = operand(c, v, 0), tau = operand(c, v, 1), other = b.convert(operand(c, v, 2), out.dtype);
+  int64_t r = refl.type.rank(), m = refl.type.dims[r - 2], cols = std::min(refl.type.dims[r - 1], m);
+  TensorType qt(out.dtype, with_last(batch_of(refl.type), {m, m}));
+  Value q;
+  if (numel(tau.type) == 0) {
+    TensorType it(DType::I64, qt.dims);
+    q = b.select(b.compare(b.iota(it, r - 2), b.iota(it, r - 1), "EQ"), b.splat_float(qt, 1.0), b.splat_float(qt, 0.0));
+  } else {
+    Value rf = leading(b, refl, m, cols);
+    if (cols < m) {
+      std::vector<int64_t> lo(r, 0), hi(r, 0), in(r, 0);
+      hi[r - 1] = m - cols;
+      rf = b.pad(rf, b.constant_float(rf.type.dtype, 0.0), lo, hi, in);
+    }
+    q = householder_product(b, rf, tau);
+  }
+  if (transpose) q = mH(b, q);
+  return Values{left ? batched_matmul(b, q, other) : batched_matmul(b, other, q)};
 });
 
 }  // namespace

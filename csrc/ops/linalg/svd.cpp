@@ -1,5 +1,5 @@
-// SVD (_linalg_svd) from the symmetric eigendecomposition of the augmented
-// matrix H = [[0, A], [A^T, 0]] (linalg::eigh, XLA's Jacobi "Eigh"): its
+// SVD (_linalg_svd) from the symmetric (Hermitian) eigendecomposition of the
+// augmented matrix H = [[0, A], [A^H, 0]] (linalg::eigh, XLA's Jacobi "Eigh"): its
 // eigenvalues are +-sigma_i plus |m - n| zeros, and the eigenvector of +sigma_i
 // is [u_i; v_i] / sqrt(2). Unlike eigh of A^T A this does not square the
 // condition number, so singular values are accurate to eps * |A| and small
@@ -35,6 +35,8 @@ Value identity(Builder& b, const TensorType& t) {
   return b.select(b.compare(b.iota(it, r - 2), b.iota(it, r - 1), "EQ"), b.splat_float(t, 1.0), b.splat_float(t, 0.0));
 }
 
+TORCH_TPU_ACCEPTS_COMPLEX("_linalg_svd");
+
 TORCH_TPU_LOWERING("_linalg_svd", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType &ut = c.outputs[0], &st = c.outputs[1], &vht = c.outputs[2];
   require_float32_or_64(c, st.dtype);
@@ -53,7 +55,7 @@ TORCH_TPU_LOWERING("_linalg_svd", [](Builder& b, const OpCall& c, const Values& 
     return b.splat_float(TensorType(f, d), 0.0);
   };
   Value top = b.concatenate({zeros(m, m), a}, r - 1);
-  Value bottom = b.concatenate({mT(b, a), zeros(n, n)}, r - 1);
+  Value bottom = b.concatenate({mH(b, a), zeros(n, n)}, r - 1);
   auto [z, w] = eigh(b, b.concatenate({top, bottom}, r - 2), true);
   // The k largest eigenvalues, descending; clamp the rounding of a zero sigma at 0.
   std::vector<int64_t> ws(r - 1, 0), wl = w.type.dims, wst(r - 1, 1);
@@ -66,7 +68,7 @@ TORCH_TPU_LOWERING("_linalg_svd", [](Builder& b, const OpCall& c, const Values& 
   Value u = block(b, pairs, 0, m, 0, k), vv = block(b, pairs, m, N, 0, k);
   if (full && m > n) u = b.concatenate({u, block(b, z, 0, m, k, N - k)}, r - 1);
   if (full && n > m) vv = b.concatenate({vv, block(b, z, m, N, k, N - k)}, r - 1);
-  return Values{u, s, mT(b, vv)};
+  return Values{u, s, mH(b, vv)};
 });
 
 }  // namespace
