@@ -181,6 +181,8 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
                                                    : scalars[p.scalar_of_operand[k]]);
     for (const hlo::Value& o : operands) call.operands.push_back(o.type);
     call.operand_is_number = p.operand_is_number;
+    for (int input : p.input_of_operand)
+      call.operand_contiguous.push_back(input >= 0 && p.inv.inputs[input].is_contiguous() ? 1 : 0);
     if (direct) {
       for (const at::Tensor& t : p.inv.targets)
         call.outputs.emplace_back(to_hlo(t.scalar_type(), call.op.c_str()), t.sizes().vec());

@@ -5,6 +5,7 @@
 // the next ids in order.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ struct NodeArg {
   hlo::DType dtype = hlo::DType::F32;
   std::string s;
   int generator = -1;  // Generator: which of the graph's generator operand pairs
+  // Tensor: whether the traced (fake) tensor is contiguous, -1 if unknown; the
+  // rules that branch on it (ops::OpCall::operand_contiguous) see what
+  // AOTAutograd saw when it traced the backward.
+  int contiguous = -1;
 };
 
 struct GraphNode {
@@ -54,5 +59,12 @@ std::vector<hlo::Value> lower_graph(hlo::Builder& b, const GraphDesc& g, const s
 
 // Rule lookup for a graph node: graph-only structural rules first, then ops/.
 bool has_graph_lowering(const std::string& op);
+
+// A node whose rule does not lower this case (ops::NotLowered: complex values
+// the rule refuses, or a layout fact the graph lacks), raised when the graph
+// is compiled for its first inputs.
+struct NodeNotLowered : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 }  // namespace torch_tpu::graph

@@ -5,6 +5,7 @@
 #include "eager/float64_rule.h"
 #include "graph/graph_desc.h"
 #include "graph/structural_rules.h"
+#include "ops/lowering_error.h"
 #include "ops/lowering_helpers.h"
 #include "ops/number_precision.h"
 #include "ops/registry.h"
@@ -66,6 +67,7 @@ void build_call(hlo::Builder& b, const GraphNode& node, const std::vector<hlo::V
     operands.push_back(v);
     call.operands.push_back(v.type);
     call.operand_is_number.push_back(is_number);
+    call.operand_contiguous.push_back(-1);
     return static_cast<int>(operands.size()) - 1;
   };
   bool f32 = f32_numbers(node, values) || eager::platform_lacks_float64();
@@ -77,6 +79,7 @@ void build_call(hlo::Builder& b, const GraphNode& node, const std::vector<hlo::V
       case Arg::Kind::Scalar:
         a.operands.push_back(na.constant ? add_operand(number_constant(b, na, f32), na.is_number)
                                          : add_operand(values.at(na.values.at(0)), false));
+        call.operand_contiguous.back() = static_cast<int8_t>(na.contiguous);
         break;
       case Arg::Kind::TensorList:
         for (int id : na.values) a.operands.push_back(id < 0 ? -1 : add_operand(values.at(id), false));
@@ -125,6 +128,8 @@ std::vector<hlo::Value> lower_graph(hlo::Builder& b, const GraphDesc& g, const s
     try {
       build_call(b, node, values, generator_operands, call, operands);
       results = (*rule)(b, call, operands);
+    } catch (const ops::NotLowered& e) {
+      throw NodeNotLowered("graph node " + std::to_string(k) + " (aten." + node.op + "): " + e.what());
     } catch (const std::out_of_range& e) {
       rethrow_with_node(e, k, node);
     } catch (const std::invalid_argument& e) {

@@ -84,6 +84,33 @@ Reg t({"t", "numpy_T"}, [](Builder& b, const OpCall& c, const Values& v) {
   return Values{b.transpose(x, perm)};
 });
 
+// diagonal(self, offset, dim1, dim2): dim1 and dim2 move last and become one
+// dim of the (offset) diagonal, read from the flattened pair with stride n2 + 1
+// (an exact slice: no arithmetic touches the values).
+Reg diagonal({"diagonal", "diagonal_copy"}, [](Builder& b, const OpCall& c, const Values& v) {
+  const Value& x = operand(c, v, 0);
+  const TensorType& out = c.outputs.at(0);
+  int64_t r = x.type.rank(), offset = c.arg(1).i;
+  int64_t d1 = norm_dim(c.arg(2).i, r), d2 = norm_dim(c.arg(3).i, r);
+  int64_t len = out.dims.back();
+  if (out.numel() == 0) return Values{b.splat_int(out, 0)};
+  std::vector<int64_t> perm, lead;
+  for (int64_t i = 0; i < r; ++i)
+    if (i != d1 && i != d2) perm.push_back(i), lead.push_back(x.type.dims[i]);
+  perm.push_back(d1);
+  perm.push_back(d2);
+  int64_t n2 = x.type.dims[d2];
+  std::vector<int64_t> flat = lead;
+  flat.push_back(x.type.dims[d1] * n2);
+  Value f = b.reshape(b.transpose(x, perm), flat);
+  int64_t start = offset >= 0 ? offset : -offset * n2;
+  std::vector<int64_t> lo(flat.size(), 0), hi = flat, st(flat.size(), 1);
+  lo.back() = start;
+  hi.back() = start + (len - 1) * (n2 + 1) + 1;
+  st.back() = n2 + 1;
+  return Values{b.reshape(b.slice(f, lo, hi, st), out.dims)};
+});
+
 // Elements [start, start + len * step) of dim `d`, `len` from the meta kernel.
 Value slice_dim(Builder& b, const Value& x, int64_t d, int64_t start, int64_t len, int64_t step) {
   std::vector<int64_t> lo(x.type.rank(), 0), hi = x.type.dims, st(x.type.rank(), 1);

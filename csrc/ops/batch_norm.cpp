@@ -54,8 +54,11 @@ struct Forward {
   std::optional<Value> new_rm, new_rv;
 };
 
+// `stat_dtype`: the saved statistics' dtype. In training the CPU stores the
+// batch mean and invstd in it (the input's dtype unless the call is mixed) and
+// normalizes with those stored values, so half inputs see them rounded.
 Forward forward(Builder& b, const OpCall& c, const Values& v, const Value* w, const Value* bias, const Value* rm,
-                const Value* rv, bool training, double momentum, double eps) {
+                const Value* rv, bool training, double momentum, double eps, DType stat_dtype) {
   const Value& input = operand(c, v, 0);
   if (input.type.rank() < 2) throw std::invalid_argument(c.op + ": input must have at least 2 dims");
   DType ct = compute_type(input.type.dtype);
@@ -86,6 +89,10 @@ Forward forward(Builder& b, const OpCall& c, const Values& v, const Value* w, co
     var = channels(b, *rv, C, ct);
   }
   f.invstd = b.divide(b.splat_float(ch, 1.0), b.unary("sqrt", b.add(var, b.splat_float(ch, eps))));
+  if (training && stat_dtype != ct) {
+    f.mean = b.convert(b.convert(f.mean, stat_dtype), ct);
+    f.invstd = b.convert(b.convert(f.invstd, stat_dtype), ct);
+  }
   // y = (x - mean) * alpha + bias with per-channel alpha = invstd * w. (The
   // CPU's contiguous kernel folds mean into beta = bias - mean * alpha, which
   // cancels in float32 when |mean| is large and the variance small: -0.84
@@ -102,7 +109,8 @@ Forward forward(Builder& b, const OpCall& c, const Values& v, const Value* w, co
 TORCH_TPU_LOWERING("_native_batch_norm_legit", [](Builder& b, const OpCall& c, const Values& v) {
   bool training = c.arg(5).b;
   const Value &rm = operand(c, v, 3), &rv = operand(c, v, 4);
-  Forward f = forward(b, c, v, optional_operand(c, v, 1), optional_operand(c, v, 2), &rm, &rv, training, c.arg(6).d, c.arg(7).d);
+  Forward f = forward(b, c, v, optional_operand(c, v, 1), optional_operand(c, v, 2), &rm, &rv, training, c.arg(6).d, c.arg(7).d,
+                      c.outputs[3].dtype);
   const auto& o = c.outputs;
   Value new_rm = training ? b.convert(*f.new_rm, o[0].dtype) : rm;
   Value new_rv = training ? b.convert(*f.new_rv, o[1].dtype) : rv;
@@ -115,7 +123,8 @@ TORCH_TPU_LOWERING("_native_batch_norm_legit", [](Builder& b, const OpCall& c, c
 TORCH_TPU_LOWERING("_native_batch_norm_legit_functional", [](Builder& b, const OpCall& c, const Values& v) {
   bool training = c.arg(5).b;
   const Value &rm = operand(c, v, 3), &rv = operand(c, v, 4);
-  Forward f = forward(b, c, v, optional_operand(c, v, 1), optional_operand(c, v, 2), &rm, &rv, training, c.arg(6).d, c.arg(7).d);
+  Forward f = forward(b, c, v, optional_operand(c, v, 1), optional_operand(c, v, 2), &rm, &rv, training, c.arg(6).d, c.arg(7).d,
+                      c.outputs[1].dtype);
   const auto& o = c.outputs;
   Value new_rm = training ? b.convert(*f.new_rm, o[3].dtype) : rm;
   Value new_rv = training ? b.convert(*f.new_rv, o[4].dtype) : rv;
@@ -125,7 +134,7 @@ TORCH_TPU_LOWERING("_native_batch_norm_legit_functional", [](Builder& b, const O
 // _native_batch_norm_legit.no_stats(input, weight?, bias?, training, momentum, eps)
 TORCH_TPU_LOWERING("_native_batch_norm_legit.no_stats", [](Builder& b, const OpCall& c, const Values& v) {
   Forward f = forward(b, c, v, optional_operand(c, v, 1), optional_operand(c, v, 2), nullptr, nullptr, c.arg(3).b, c.arg(4).d,
-                      c.arg(5).d);
+                      c.arg(5).d, c.outputs[1].dtype);
   const auto& o = c.outputs;
   return Values{f.out, as_output(b, f.mean, o[1]), as_output(b, f.invstd, o[2])};
 });
@@ -133,7 +142,7 @@ TORCH_TPU_LOWERING("_native_batch_norm_legit.no_stats", [](Builder& b, const OpC
 // _native_batch_norm_legit_no_training(input, weight?, bias?, running_mean, running_var, momentum, eps)
 TORCH_TPU_LOWERING("_native_batch_norm_legit_no_training", [](Builder& b, const OpCall& c, const Values& v) {
   Forward f = forward(b, c, v, optional_operand(c, v, 1), optional_operand(c, v, 2), &operand(c, v, 3), &operand(c, v, 4), false,
-                      c.arg(5).d, c.arg(6).d);
+                      c.arg(5).d, c.arg(6).d, c.outputs[1].dtype);
   const auto& o = c.outputs;
   return Values{f.out, as_output(b, f.mean, o[1]), as_output(b, f.invstd, o[2])};
 });
@@ -142,7 +151,7 @@ TORCH_TPU_LOWERING("_native_batch_norm_legit_no_training", [](Builder& b, const 
 // -> (out, save_mean, save_invstd, reserve)
 TORCH_TPU_LOWERING("_batch_norm_with_update", [](Builder& b, const OpCall& c, const Values& v) {
   Forward f = forward(b, c, v, optional_operand(c, v, 1), optional_operand(c, v, 2), &operand(c, v, 3), &operand(c, v, 4), true,
-                      c.arg(5).d, c.arg(6).d);
+                      c.arg(5).d, c.arg(6).d, c.outputs[3].dtype);
   const auto& o = c.outputs;
   return Values{b.convert(*f.new_rm, o[0].dtype), b.convert(*f.new_rv, o[1].dtype), f.out,
                 as_output(b, f.mean, o[3]),       as_output(b, f.invstd, o[4]),     b.splat_int(o[5], 0)};
@@ -153,7 +162,8 @@ TORCH_TPU_LOWERING("_batch_norm_with_update", [](Builder& b, const OpCall& c, co
 TORCH_TPU_LOWERING("_batch_norm_no_update", [](Builder& b, const OpCall& c, const Values& v) {
   const Value *rm = optional_operand(c, v, 3), *rv = optional_operand(c, v, 4);
   bool training = !rm && !rv;
-  Forward f = forward(b, c, v, optional_operand(c, v, 1), optional_operand(c, v, 2), rm, rv, training, c.arg(5).d, c.arg(6).d);
+  Forward f = forward(b, c, v, optional_operand(c, v, 1), optional_operand(c, v, 2), rm, rv, training, c.arg(5).d, c.arg(6).d,
+                      c.outputs[1].dtype);
   const auto& o = c.outputs;
   return Values{f.out, as_output(b, f.mean, o[1]), as_output(b, f.invstd, o[2]), b.splat_int(o[3], 0)};
 });

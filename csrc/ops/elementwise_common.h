@@ -35,12 +35,6 @@ inline Value lift_scalar(Builder& b, const OpCall& c, const Values& v, size_t i,
 inline Value full_like(Builder& b, const Value& like, double x) { return b.splat_float(like.type, x); }
 inline Value zeros_like(Builder& b, const Value& like) { return b.splat_int(like.type, 0); }
 
-// |x|: real for complex x (StableHLO's abs of a complex is its magnitude).
-inline Value magnitude(Builder& b, const Value& x) {
-  if (!hlo::is_complex(x.type.dtype)) return b.unary("abs", x);
-  return b.emit1("abs", {x}, "", x.type.with_dtype(hlo::complex_component(x.type.dtype)));
-}
-
 inline Value is_nan(Builder& b, const Value& x) { return b.compare(x, x, "NE"); }
 inline Value is_neg(Builder& b, const Value& x) { return b.compare(x, zeros_like(b, x), "LT"); }
 inline Value not_zero(Builder& b, const Value& x) { return b.compare(x, zeros_like(b, x), "NE"); }

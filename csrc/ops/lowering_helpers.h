@@ -53,4 +53,10 @@ inline std::string precision_config(MatmulPrecision precision, DType dtype) {
   return std::string(", precision_config = [#stablehlo<precision ") + p + ">, #stablehlo<precision " + p + ">]";
 }
 
+// |x|: real for complex x (StableHLO's abs of a complex is its magnitude).
+inline Value magnitude(hlo::Builder& b, const Value& x) {
+  if (!hlo::is_complex(x.type.dtype)) return b.unary("abs", x);
+  return b.emit1("abs", {x}, "", x.type.with_dtype(hlo::complex_component(x.type.dtype)));
+}
+
 }  // namespace torch_tpu::ops

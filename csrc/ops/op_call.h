@@ -43,6 +43,11 @@ struct OpCall {
   // Per operand: a Python number (Scalar argument or wrapped number), which
   // ranks lowest in type promotion.
   std::vector<bool> operand_is_number;
+  // Per operand: 1 for a tensor whose layout is contiguous (PyTorch's
+  // is_contiguous, which some CPU kernels branch on), 0 if not, -1 unknown.
+  // From the eager executor (its cache key holds the strides) or a graph's
+  // traced tensors; empty means unknown too.
+  std::vector<int8_t> operand_contiguous;
   hlo::DType default_float = hlo::DType::F32;  // torch.get_default_dtype()
   MatmulPrecision matmul_precision = MatmulPrecision::Highest;
 

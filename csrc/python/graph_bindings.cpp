@@ -31,9 +31,10 @@ NodeArg parse_arg(const py::handle& h) {
   NodeArg a;
   if (tag == "none") {
     a.kind = Arg::Kind::None;
-  } else if (tag == "t") {
+  } else if (tag == "t") {  // (t, value id, contiguous: -1 unknown, 0, 1)
     a.kind = Arg::Kind::Tensor;
     a.values.push_back(tup[1].cast<int>());
+    if (tup.size() > 2) a.contiguous = tup[2].cast<int>();
   } else if (tag == "tl") {
     a.kind = Arg::Kind::TensorList;
     a.values = tup[1].cast<std::vector<int>>();
@@ -132,6 +133,7 @@ void bind_graph(py::module_& m) {
       .def("run", &graph::GraphProgram::run)
       .def_property_readonly("name", &graph::GraphProgram::name);
   m.def("_graph_has_lowering", &graph::has_graph_lowering);
+  py::register_exception<graph::NodeNotLowered>(m, "_GraphNodeNotLowered", PyExc_RuntimeError);
   m.def("_graph_structural_ops", &graph::structural_ops);
   m.def("_graph_metrics", []() {
     graph::GraphCounters& c = graph::graph_counters();

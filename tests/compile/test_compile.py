@@ -134,6 +134,19 @@ def test_views_and_input_mutation():
     torch.testing.assert_close(buf_tpu.cpu(), buf_cpu)
 
 
+def test_diagonal_views():
+    def f(x):
+        return (x.diagonal(), x.diagonal(1), x.diagonal(-2, 0, 2), torch.diagonal(x[0], offset=-1) * 2,
+                x.diagonal(5, 1, 2))  # past the edge: empty
+
+    x = torch.randn(3, 4, 5)
+    x[1, 1, 0] = -0.0  # views copy values exactly: diagonal()[0, 1]
+    out = torch.compile(f, backend="tpu", fullgraph=True)(x.to("tpu"))
+    for got, want in zip(out, f(x)):
+        torch.testing.assert_close(got.cpu(), want, rtol=0, atol=0)
+    assert torch.signbit(out[0].cpu()[0, 1])
+
+
 def test_input_views_are_materialized():
     def f(a, b):
         return a @ b + a.sum()

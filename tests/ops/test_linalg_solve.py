@@ -1,4 +1,5 @@
-"""linalg_lu_solve and linalg_inv_ex (from the LU rule) against the CPU (LAPACK), forward and backward."""
+"""linalg_lu_solve, linalg_inv_ex, det, slogdet and solve (from the LU rule) against the CPU (LAPACK), forward
+and backward."""
 import warnings
 
 import pytest
@@ -142,3 +143,61 @@ def test_solves_low_rank_operands_raise_like_cpu(case):
         with warnings.catch_warnings():  # lu_solve's deprecation warning (once per process)
             warnings.simplefilter("ignore")
             check_raises_like_cpu(torch.lu_solve, torch.randn(3, 4), torch.tensor(1.5), piv)
+
+
+def grads_match(fn, a, *rest, tpu_fn=None):
+    """fn's value and its gradient with respect to every input, on tpu (tpu_fn, default fn) as on the CPU."""
+    ins = [a, *rest]
+    tpu_fn = tpu_fn or fn
+    cpu = [x.detach().clone().requires_grad_() for x in ins]
+    tpu = [to_tpu(x.detach().clone()).requires_grad_() for x in ins]
+    for f, side in ((fn, cpu), (tpu_fn, tpu)):
+        out = f(*side)
+        out = out if isinstance(out, tuple) else (out,)
+        sum(o.float().sum() * (k + 1) for k, o in enumerate(out) if o.is_floating_point()).backward()
+    torch.testing.assert_close(to_cpu(tpu_fn(*[x.detach() for x in tpu])), fn(*[x.detach() for x in cpu]))
+    for c, t in zip(cpu, tpu):
+        torch.testing.assert_close(to_cpu(t.grad), c.grad)
+
+
+# det/slogdet return the LU their backward reads: the CPU factors A^T for a
+# contiguous A and A itself otherwise; solve factors A either way.
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_det_slogdet_solve_forward_backward(layout):
+    base = pivoted((3, 5, 5), seed=4)
+    a = {"contiguous": base, "transposed": base.mT, "sliced": well_conditioned((3, 6, 6), seed=5)[:, 1:, 1:]}[layout]
+    assert a.is_contiguous() == (layout == "contiguous")
+    b = make((3, 5, 2), torch.float32, seed=6)
+    check(lambda t: torch.ops.aten._linalg_det(t), a)  # det and the LU it keeps for backward
+    check(lambda t: tuple(torch.ops.aten._linalg_slogdet(t)), a)
+    check(lambda t, r: tuple(torch.ops.aten._linalg_solve_ex(t, r)), a, b)
+    grads_match(torch.linalg.det, a)
+    grads_match(torch.linalg.slogdet, a)
+    grads_match(torch.logdet, a @ a.mT)
+    grads_match(torch.linalg.solve, a, b)
+    grads_match(lambda t, r: torch.linalg.solve(t, r, left=False), a, b.mT)
+    grads_match(torch.linalg.solve, a, b[..., 0])  # vector right side
+
+
+def test_det_singular_and_empty_and_solve_errors():
+    a = well_conditioned((2, 4, 4))
+    a[1, :, 2] = 0.0
+    check(lambda t: (torch.linalg.det(t), torch.linalg.slogdet(t)), a)
+    check(torch.linalg.det, torch.empty(3, 0, 0))
+    check_raises_like_cpu(lambda t, r: torch.linalg.solve(t, r).cpu(), a, make((2, 4, 1), torch.float32))
+    check_raises_like_cpu(torch.linalg.det, make((3, 4), torch.float32))  # not square
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_compiled_det_slogdet_solve_forward_backward(layout):
+    # In a graph, det's LU follows the traced tensor's layout, as the backward
+    # graph AOTAutograd traced from it does.
+    base = pivoted((2, 4, 4), seed=7)
+    a = base if layout == "contiguous" else base.mT
+
+    def fn(t):
+        sign, logabs = torch.linalg.slogdet(t)
+        return torch.linalg.det(t) * 2, sign * logabs
+    grads_match(fn, a, tpu_fn=torch.compile(fn, backend="tpu", fullgraph=True))
+    # (linalg.solve checks its result with an effectful op, so its graphs run
+    # eagerly; TORCH_TPU_FALLBACK=error here would refuse that.)

@@ -195,6 +195,21 @@ def test_batch_norm_mixed_dtype():
         torch.testing.assert_close(g, e, atol=4e-2, rtol=2e-2)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_half_statistics_like_cpu(dtype, training):
+    # The CPU keeps save_mean/save_invstd in the input's dtype (float32 for a
+    # mixed call) and, training, normalizes with those rounded statistics.
+    x = make((5, 4, 6), dtype)
+    w, b = make((4,), dtype, seed=1), make((4,), dtype, seed=2)
+    rm, rv = make((4,), dtype, seed=3), make((4,), dtype, low=0.5, high=2, seed=4)
+    check(lambda t, ww, bb, m, v: torch.native_batch_norm(t, ww, bb, m.clone(), v.clone(), training, 0.1, 1e-5),
+          x, w, b, rm, rv)
+    mixed = [p.float() for p in (w, b, rm, rv)]
+    check(lambda t, ww, bb, m, v: torch.native_batch_norm(t, ww, bb, m.clone(), v.clone(), training, 0.1, 1e-5)[1:],
+          x, *mixed)
+
+
 def test_batch_norm_aten_ops():
     x, w, b = make((3, 4, 5), torch.float32), make((4,), torch.float32, seed=1), make((4,), torch.float32, seed=2)
     rm, rv = make((4,), torch.float32, seed=3), make((4,), torch.float32, low=0.5, high=2, seed=4)

@@ -174,7 +174,11 @@ def describe(gm: GraphModule) -> Description:
         if kind == "TensorType":
             if isinstance(v, (int, float, bool)):
                 return _number(v, is_tensor_arg=True)
-            return ("t", ref(v, name))
+            # The traced tensor's contiguity: some CPU kernels branch on it
+            # (det's LU), and the backward graph was traced with it.
+            fake = v.meta.get("val") if isinstance(v, Node) else None
+            contiguous = int(fake.is_contiguous()) if isinstance(fake, torch.Tensor) else -1
+            return ("t", ref(v, name), contiguous)
         if kind == "ListType":
             elem = _base_kind(ty.getElementType()).kind()
             if elem == "TensorType":

@@ -43,6 +43,15 @@ void check_batch_norm_params(const char* name, const torch::jit::Stack& stack, s
   }
 }
 
+// save_mean / save_invstd's dtype on the CPU: the input's, float32 for a
+// mixed call (a parameter of another dtype; checked above).
+c10::ScalarType batch_norm_stats_dtype(const torch::jit::Stack& stack, size_t first) {
+  c10::ScalarType in_dt = stack[first].toTensor().scalar_type();
+  for (size_t i = 1; i <= 4; ++i)
+    if (const at::Tensor* p = tensor_arg(stack, first + i)) return p->scalar_type() != in_dt ? c10::kFloat : in_dt;
+  return in_dt;
+}
+
 // A 0-d input makes the CPU's kernel fail to size a vector: a C++
 // std::length_error, which Python sees as a ValueError through torch.ops and a
 // RuntimeError through torch.native_batch_norm; the same exception type here
@@ -54,6 +63,8 @@ void check_batch_norm_input_rank(const char* name, const at::Tensor& input) {
 }
 
 // The batch_norm family, checked like the CPU (above); in evaluation the CPU returns empty save_mean/save_invstd ([0]) where the meta kernel has [C].
+// Their dtype is the input's (float32 only for a mixed call), where the meta
+// kernel has the accumulation type for half inputs, as CUDA does.
 MetaOverride batch_norm_meta(const char* name, const char* overload, int training_arg) {
   return [=](const torch::jit::Stack& stack, size_t first) {
     const at::Tensor& input = stack[first].toTensor();
@@ -68,11 +79,10 @@ MetaOverride batch_norm_meta(const char* name, const char* overload, int trainin
     } else {
       training = false;
     }
-    if (!training) {
-      for (size_t i : {size_t{1}, size_t{2}}) {
-        const at::Tensor& t = r.at(i).toTensor();
-        r[i] = at::empty({0}, t.options());
-      }
+    c10::ScalarType stats = batch_norm_stats_dtype(stack, first);
+    for (size_t i : {size_t{1}, size_t{2}}) {
+      const at::Tensor& t = r.at(i).toTensor();
+      r[i] = training ? at::empty(t.sizes(), t.options().dtype(stats)) : at::empty({0}, t.options().dtype(stats));
     }
     return r;
   };
@@ -121,7 +131,9 @@ const MetaOverrideRegistrar registrar{
        const at::Tensor& input = stack[first].toTensor();
        check_batch_norm_input_rank("aten::_batch_norm_with_update", input);
        check_batch_norm_params("aten::_batch_norm_with_update", stack, first);
-       return default_meta("aten::_batch_norm_with_update", "", stack, first);
+       std::vector<c10::IValue> r = default_meta("aten::_batch_norm_with_update", "", stack, first);
+       for (size_t i : {size_t{1}, size_t{2}}) retype_result(r, i, batch_norm_stats_dtype(stack, first));
+       return r;
      }},
     {"aten::native_group_norm", group_norm_meta},
 };

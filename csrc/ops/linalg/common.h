@@ -22,14 +22,17 @@ inline void require_lapack_dtype(const OpCall& c, DType t) {
   if (!hlo::is_complex(t)) require_float32_or_64(c, t);
 }
 
-// _linalg_solve_ex, _linalg_det and _linalg_slogdet also return the LU factors
-// their backward reads; for real input the CPU factors A^T when A is
-// contiguous and the backward reads LU with that layout-dependent meaning,
-// which a rule does not see. So they are lowered for complex input (always
-// factored as A) and real input runs on the CPU, visibly.
-inline void require_complex_lu_layout(const OpCall& c, DType t) {
-  if (!hlo::is_complex(t))
-    throw NotLowered(c.op + ": real input is not lowered (the CPU's LU layout depends on A's strides)");
+// _linalg_det and _linalg_slogdet also return the LU factors their backward
+// reads, and the CPU factors A^T (not A) when a real A is contiguous (LAPACK
+// wants column-major); the backward reads LU with that meaning. Whether to
+// factor A^T for argument `arg`, from A's contiguity
+// (OpCall::operand_contiguous); where that is unknown a real A is not lowered.
+inline bool factors_transpose(const OpCall& c, size_t arg, DType t) {
+  if (hlo::is_complex(t)) return false;
+  size_t k = static_cast<size_t>(c.arg(arg).operand());
+  if (k >= c.operand_contiguous.size() || c.operand_contiguous[k] < 0)
+    throw NotLowered(c.op + ": a real A's LU layout depends on its strides, unknown here");
+  return c.operand_contiguous[k] == 1;
 }
 
 // Complex conjugate (the identity for real values).

@@ -1,6 +1,6 @@
 // Determinants (_linalg_det, _linalg_slogdet) from the LU factorization:
-// det = sign(P) * prod(diag(U)). Complex input only: see
-// require_complex_lu_layout (linalg/common.h).
+// det = sign(P) * prod(diag(U)), of A^T for a contiguous real A as the CPU
+// (factors_transpose, linalg/common.h; det(A^T) = det(A)).
 #include "ops/linalg/common.h"
 #include "ops/registry.h"
 
@@ -39,26 +39,31 @@ TORCH_TPU_ACCEPTS_COMPLEX("_linalg_det", "_linalg_slogdet");
 
 TORCH_TPU_LOWERING("_linalg_det", [](Builder& b, const OpCall& c, const Values& v) {
   const Value& a = operand(c, v, 0);
-  require_complex_lu_layout(c, a.type.dtype);
+  require_lapack_dtype(c, a.type.dtype);
+  bool transpose = factors_transpose(c, 0, a.type.dtype);
   const TensorType &dt = c.outputs[0], &lt = c.outputs[1], &pt = c.outputs[2];
   if (numel(a.type) == 0) return Values{b.splat_float(dt, 1.0), b.splat_float(lt, 0.0), b.splat_int(pt, 0)};
-  PackedLU f = lu_factor_packed(b, a);
+  PackedLU f = lu_factor_packed(b, transpose ? mT(b, a) : a);
   Value det = b.multiply(permutation_sign(b, f.pivots, a.type.dtype), product(b, diagonal(b, f.lu)));
   return Values{b.reshape(det, dt.dims), f.lu, f.pivots};
 });
 
 // sign = sign(P) * prod(sgn(diag(U))) (0 for a singular A), logabsdet = sum(log |diag(U)|).
+// (The CPU's sign of a real A is +-1 or 0 in A's dtype; logabsdet is real.)
 TORCH_TPU_LOWERING("_linalg_slogdet", [](Builder& b, const OpCall& c, const Values& v) {
   const Value& a = operand(c, v, 0);
-  require_complex_lu_layout(c, a.type.dtype);
+  require_lapack_dtype(c, a.type.dtype);
+  bool transpose = factors_transpose(c, 0, a.type.dtype);
   const TensorType &st = c.outputs[0], &lt = c.outputs[1], &lut = c.outputs[2], &pt = c.outputs[3];
   if (numel(a.type) == 0)
     return Values{b.splat_float(st, 1.0), b.splat_float(lt, 0.0), b.splat_float(lut, 0.0), b.splat_int(pt, 0)};
-  PackedLU f = lu_factor_packed(b, a);
+  PackedLU f = lu_factor_packed(b, transpose ? mT(b, a) : a);
   Value d = diagonal(b, f.lu);
-  Value mag = b.emit1("abs", {d}, "", d.type.with_dtype(hlo::complex_component(d.type.dtype)));
+  Value mag = magnitude(b, d);
   Value zero = b.splat_float(mag.type, 0.0);
-  Value unit = b.select(b.compare(mag, zero, "EQ"), b.splat_float(d.type, 0.0), b.divide(d, b.complex(mag, zero)));
+  // sgn: d / |d| (the sign of a real d), 0 where d is 0
+  Value unit = b.select(b.compare(mag, zero, "EQ"), b.splat_float(d.type, 0.0),
+                        b.divide(d, hlo::is_complex(d.type.dtype) ? b.complex(mag, zero) : mag));
   Value sign = b.multiply(permutation_sign(b, f.pivots, a.type.dtype), product(b, unit));
   Value logabs = b.reduce({b.unary("log", mag)}, {b.constant_float(mag.type.dtype, 0.0)}, {mag.type.rank() - 1},
                           [](Builder& rb, const Values& x) { return Values{rb.add(x[0], x[1])}; })[0];

@@ -71,6 +71,13 @@ Value solve_left(Builder& b, const Value& lu, const Value& piv, const Value& rhs
   return permute_rows(b, y, perm, false);
 }
 
+// linalg_lu_solve's four forms: op(A) X = B (left) or X op(A) = B, op(A) = A^H when `adjoint`.
+Value lu_solve(Builder& b, const Value& lu, const Value& piv, const Value& rhs, bool left, bool adjoint) {
+  if (left) return solve_left(b, lu, piv, rhs, adjoint ? OpA::Adjoint : OpA::None);
+  if (!adjoint) return mT(b, solve_left(b, lu, piv, mT(b, rhs), OpA::Transpose));
+  return mH(b, solve_left(b, lu, piv, mH(b, rhs), OpA::None));
+}
+
 TORCH_TPU_ACCEPTS_COMPLEX("linalg_lu_solve", "linalg_inv_ex");
 
 TORCH_TPU_LOWERING("linalg_lu_solve", [](Builder& b, const OpCall& c, const Values& v) {
@@ -84,9 +91,7 @@ TORCH_TPU_LOWERING("linalg_lu_solve", [](Builder& b, const OpCall& c, const Valu
   pd.push_back(operand(c, v, 1).type.dims.back());
   Value piv = b.broadcast_to(operand(c, v, 1), pd);
   Value rhs = broadcast_batch(b, b.convert(operand(c, v, 2), out.dtype), batch);
-  if (left) return Values{solve_left(b, lu, piv, rhs, adjoint ? OpA::Adjoint : OpA::None)};
-  if (!adjoint) return Values{mT(b, solve_left(b, lu, piv, mT(b, rhs), OpA::Transpose))};
-  return Values{mH(b, solve_left(b, lu, piv, mH(b, rhs), OpA::None))};
+  return Values{lu_solve(b, lu, piv, rhs, left, adjoint)};
 });
 
 // info comes from the factorization (> 0: U is singular, as LAPACK's getrf).
@@ -102,14 +107,15 @@ TORCH_TPU_LOWERING("linalg_inv_ex", [](Builder& b, const OpCall& c, const Values
   return Values{solve_left(b, f.lu, f.pivots, eye, OpA::None), f.info};
 });
 
-// _linalg_solve_ex(A, B, left, check_errors) -> (result, LU, pivots, info):
-// complex input only (require_complex_lu_layout). A vector B (B.dim() == 1,
-// or A's shape without its last dim) is solved as a one-column matrix.
+// _linalg_solve_ex(A, B, left, check_errors) -> (result, LU, pivots, info): LU
+// is A's factorization whatever A's layout (torch 2.13's CPU kernel; its
+// backward solves with LU's adjoint). A vector B (B.dim() == 1, or A's shape
+// without its last dim) is solved as a one-column matrix.
 TORCH_TPU_ACCEPTS_COMPLEX("_linalg_solve_ex");
 TORCH_TPU_LOWERING("_linalg_solve_ex", [](Builder& b, const OpCall& c, const Values& v) {
   const Value &a = operand(c, v, 0), &rhs = operand(c, v, 1);
   const TensorType &out = c.outputs[0], &lut = c.outputs[1], &pt = c.outputs[2], &it = c.outputs[3];
-  require_complex_lu_layout(c, out.dtype);
+  require_lapack_dtype(c, out.dtype);
   bool left = c.arg(2).b, check_errors = c.arg(3).b;
   Value A = b.convert(a, out.dtype);
   PackedLU f = numel(A.type) == 0 ? PackedLU{b.splat_float(lut, 0.0), b.splat_int(pt, 0), b.splat_int(it, 0)}
@@ -135,7 +141,7 @@ TORCH_TPU_LOWERING("_linalg_solve_ex", [](Builder& b, const OpCall& c, const Val
   std::vector<int64_t> pd = batch;
   pd.push_back(f.pivots.type.dims.back());
   Value piv = b.broadcast_to(f.pivots, pd);
-  Value x = left ? solve_left(b, lu, piv, B, OpA::None) : mT(b, solve_left(b, lu, piv, mT(b, B), OpA::Transpose));
+  Value x = lu_solve(b, lu, piv, B, left, false);
   return Values{b.reshape(x, out.dims), f.lu, f.pivots, f.info};
 });
 
