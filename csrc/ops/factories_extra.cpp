@@ -19,14 +19,18 @@ namespace {
 // exponent is an integer and the base integral (the CPU's double pow is exact
 // there too), else the float pow truncated (the CPU raises float(base)).
 // start/end are runtime operands; steps and base are part of the key.
+TORCH_TPU_ACCEPTS_COMPLEX("logspace.out");
 TORCH_TPU_LOWERING("logspace.out", [](Builder& b, const OpCall& c, const Values& v) {
   const auto& out = c.outputs[0];
   int64_t steps = c.arg(2).i;
   double base = c.arg(3).d;
-  bool integral = !hlo::is_float(out.dtype);
+  bool cplx = hlo::is_complex(out.dtype);
+  bool integral = !hlo::is_float(out.dtype) && !cplx;
   if (out.numel() == 0) return Values{b.splat_int(out, 0)};
-  DType acc = out.dtype == DType::F64 ? DType::F64 : DType::F32;
+  // Complex: the same formula in the complex type (the CPU's std::pow).
+  DType acc = cplx ? out.dtype : out.dtype == DType::F64 ? DType::F64 : DType::F32;
   hlo::TensorType tt(acc, {out.numel()});  // flat: an out= of [n, 1] keeps its shape
+  hlo::TensorType index_type(hlo::complex_component(acc), {out.numel()});
   if (steps == 1) {  // the CPU fills base ** start, start taken as a double
     Value e = to_type(b, operand(c, v, 0), tt);
     return Values{b.reshape(b.convert(b.binary("power", b.splat_float(tt, base), e), out.dtype), out.dims)};
@@ -34,10 +38,10 @@ TORCH_TPU_LOWERING("logspace.out", [](Builder& b, const OpCall& c, const Values&
   Value s = to_type(b, b.convert(operand(c, v, 0), out.dtype), tt);
   Value e = to_type(b, b.convert(operand(c, v, 1), out.dtype), tt);
   Value step = b.divide(b.subtract(e, s), b.splat_int(tt, steps - 1));
-  Value i = b.iota(tt, 0);
+  Value index = b.iota(index_type, 0), i = b.convert(index, acc);
   Value up = b.add(s, b.multiply(step, i));
   Value down = b.subtract(e, b.multiply(step, b.subtract(b.splat_int(tt, steps - 1), i)));
-  Value exponent = b.select(b.compare(i, b.splat_int(tt, steps / 2), "LT"), up, down);
+  Value exponent = b.select(b.compare(index, b.splat_int(index_type, steps / 2), "LT"), up, down);
   double base_used = integral ? static_cast<double>(static_cast<float>(base)) : base;
   Value result = b.convert(b.binary("power", b.splat_float(tt, base_used), exponent), out.dtype);
   if (integral && base_used == std::trunc(base_used) && std::fabs(base_used) < 9.2e18) {

@@ -166,6 +166,7 @@ def test_select_index_scatter_pad(dtype):
                      torch.nn.functional.pad(a[None], (1, 2), mode="replicate"), torch.eye(3, dtype=a.dtype,
                                                                                          device=a.device)), x)
     check(lambda a: torch.linspace(1 - 2j, 5 + 1j, 7, dtype=a.dtype, device=a.device), x)
+    check(lambda a: torch.logspace(1 - 2j, 2 + 1j, 6, base=2.5, dtype=a.dtype, device=a.device), x)
 
 
 @pytest.mark.parametrize("dtype", CDTYPES, ids=str)

@@ -1,4 +1,4 @@
-"""Cholesky, triangular solves, LU factor/unpack and cross products against the CPU (LAPACK)."""
+"""Cholesky, triangular solves, LU factor/unpack, cross products and matrix_exp against the CPU (LAPACK)."""
 import pytest
 import torch
 
@@ -170,3 +170,28 @@ def test_lu(shape):
 @pytest.mark.parametrize("shape", [(4, 4), (2, 5, 3), (3, 6), (0, 0), (2, 0, 3)], ids=str)
 def test_linalg_lu(shape):
     check(lambda t: tuple(torch.linalg.lu(t)), make(shape, torch.float32, seed=5, noncontiguous=True))
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.complex128, torch.float32], ids=str)
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4), (3, 5, 5), (0, 3, 3)], ids=str)
+def test_matrix_exp(dtype, shape):
+    # Scaling and squaring with the CPU's degree-18 scheme; large norms (up to
+    # 9 per entry) take several squarings. float32 is compared normwise: its
+    # gemm rounding, amplified by the squarings, differs from the CPU's BLAS.
+    part = torch.float64 if dtype == torch.complex128 else dtype
+    a = make(shape, part, low=-9, high=9)
+    if dtype.is_complex:
+        a = torch.complex(a, make(shape, part, seed=1, low=-3, high=3))
+    if dtype == torch.float32:
+        got, want = torch.linalg.matrix_exp(to_tpu(a)).cpu(), torch.linalg.matrix_exp(a.double())
+        err = torch.linalg.matrix_norm(got.double() - want)
+        assert bool((err <= 1e-5 * torch.linalg.matrix_norm(want).clamp(min=1)).all())
+    else:
+        check(torch.linalg.matrix_exp, a)
+    check(torch.linalg.matrix_exp, make(shape, part, low=-0.1, high=0.1))  # small norms: no squaring
+    grads = []
+    for dev in ("cpu", "tpu"):
+        x = make((3, 3), torch.float64, low=-2, high=2).to(dev).requires_grad_()
+        torch.linalg.matrix_exp(x).sum().backward()
+        grads.append(x.grad.cpu())
+    torch.testing.assert_close(grads[1], grads[0])

@@ -35,6 +35,21 @@ inline bool factors_transpose(const OpCall& c, size_t arg, DType t) {
   return c.operand_contiguous[k] == 1;
 }
 
+// x @ y over the last two dims (equal batch dims), at full precision.
+inline Value batched_matmul(Builder& b, const Value& x, const Value& y) {
+  int64_t r = x.type.rank();
+  std::vector<int64_t> batch, dims;
+  for (int64_t i = 0; i < r - 2; ++i) batch.push_back(i), dims.push_back(x.type.dims[i]);
+  dims.push_back(x.type.dims[r - 2]);
+  dims.push_back(y.type.dims[r - 1]);
+  std::string attr = "dot_dimension_numbers = #stablehlo.dot<";
+  if (!batch.empty())
+    attr += "lhs_batching_dimensions = " + hlo::int_list(batch) + ", rhs_batching_dimensions = " + hlo::int_list(batch) + ", ";
+  attr += "lhs_contracting_dimensions = [" + std::to_string(r - 1) + "], rhs_contracting_dimensions = [" +
+          std::to_string(r - 2) + "]>" + precision_config(MatmulPrecision::Highest, x.type.dtype);
+  return b.emit1("dot_general", {x, y}, attr, TensorType(x.type.dtype, dims));
+}
+
 // Complex conjugate (the identity for real values).
 inline Value conj(Builder& b, const Value& x) {
   if (!hlo::is_complex(x.type.dtype)) return x;

@@ -99,21 +99,6 @@ TORCH_TPU_LOWERING("geqrf", [](Builder& b, const OpCall& c, const Values& v) {
   return Values{qr, tau};
 });
 
-// x @ y over the last two dims (equal batch dims), at full precision.
-Value batched_matmul(Builder& b, const Value& x, const Value& y) {
-  int64_t r = x.type.rank();
-  std::vector<int64_t> batch, dims;
-  for (int64_t i = 0; i < r - 2; ++i) batch.push_back(i), dims.push_back(x.type.dims[i]);
-  dims.push_back(x.type.dims[r - 2]);
-  dims.push_back(y.type.dims[r - 1]);
-  std::string attr = "dot_dimension_numbers = #stablehlo.dot<";
-  if (!batch.empty())
-    attr += "lhs_batching_dimensions = " + hlo::int_list(batch) + ", rhs_batching_dimensions = " + hlo::int_list(batch) + ", ";
-  attr += "lhs_contracting_dimensions = [" + std::to_string(r - 1) + "], rhs_contracting_dimensions = [" +
-          std::to_string(r - 2) + "]>" + precision_config(MatmulPrecision::Highest, x.type.dtype);
-  return b.emit1("dot_general", {x, y}, attr, TensorType(x.type.dtype, dims));
-}
-
 // ormqr(reflectors, tau, other, left, transpose): op(Q) other (left) or
 // other op(Q), Q = H_1 ... H_k the full m x m product, op(Q) = Q^H when
 // `transpose` (LAPACK's ormqr / unmqr with 'C').
