@@ -421,3 +421,33 @@ def test_supported_neighbours_match_cpu(name):
     got = _on_tpu(fn).cpu()
     assert got.dtype == expect.dtype
     torch.testing.assert_close(got, expect)
+
+
+# gcd / lcm: integers only (Euclid on absolute values; zeros, negatives, mixed widths).
+@pytest.mark.parametrize("fn", [torch.gcd, torch.lcm], ids=["gcd", "lcm"])
+@pytest.mark.parametrize("dtype", [I8, torch.int16, I32, I64, U8])
+def test_gcd_lcm_dtypes(fn, dtype):
+    a = make((4, 6), dtype, seed=1, low=-30, high=30)
+    b = make((4, 6), dtype, seed=2, low=-30, high=30)
+    a.view(-1)[:3] = 0  # gcd(0, x) = |x|, lcm(0, x) = 0
+    b.view(-1)[1:4] = 0
+    check(fn, a, b)
+
+
+@pytest.mark.parametrize("fn", [torch.gcd, torch.lcm], ids=["gcd", "lcm"])
+@pytest.mark.parametrize("shapes", [((), ()), ((2, 0, 3), (3,)), ((3, 1), (1, 4)), ((), (2, 3))])
+def test_gcd_lcm_shapes_views_and_variants(fn, shapes):
+    a = make(shapes[0], I64, seed=3, low=-1000, high=1000)
+    b = make(shapes[1], I64, seed=4, low=-1000, high=1000)
+    check(fn, a, b)
+    check(fn, make((4, 6), I32, seed=5, noncontiguous=True), make((4, 6), I32, seed=6, noncontiguous=True))
+    check(fn, make((4, 6), I64, seed=7).t(), make((6, 4), I64, seed=8))
+    inplace = getattr(torch.Tensor, fn.__name__ + "_")
+    check_inplace(inplace, make((3, 4), I64, seed=9), make((3, 4), I64, seed=10))
+    check(lambda x, y: fn(x, y, out=torch.empty_like(x)), make((3, 4), I64, seed=11), make((3, 4), I64, seed=12))
+
+
+@pytest.mark.parametrize("fn", [torch.gcd, torch.lcm], ids=["gcd", "lcm"])
+@pytest.mark.parametrize("dtype", [F32, BOOL])
+def test_gcd_lcm_refuse_what_the_cpu_refuses(fn, dtype):
+    check_or_raises(fn, make((3,), dtype, seed=1), make((3,), dtype, seed=2))
