@@ -10,14 +10,14 @@ namespace {
 
 using namespace ew;
 
-Value magnitude(Builder& b, const Value& x) { return hlo::is_unsigned(x.type.dtype) ? x : b.unary("abs", x); }
+Value int_abs(Builder& b, const Value& x) { return hlo::is_unsigned(x.type.dtype) ? x : b.unary("abs", x); }
 
 Value gcd_of(Builder& b, const Value& x, const Value& y) {
   const TensorType t = x.type;
   // The CPU's loop: while (a != 0) { c = a; a = b % a; b = c; } return b;
   // with a = |x|, b = |y|; elements whose a is 0 already keep their pair.
   Values state = b.emit(
-      "while", {magnitude(b, x), magnitude(b, y)}, "", {t, t},
+      "while", {int_abs(b, x), int_abs(b, y)}, "", {t, t},
       {{{t, t},
         [t](Builder& r, const Values& s) { return Values{any(r, r.compare(s[0], r.splat_int(t, 0), "NE"))}; }},
        {{t, t}, [t](Builder& r, const Values& s) {
@@ -46,7 +46,7 @@ TORCH_TPU_LOWERING("lcm", [](Builder& b, const OpCall& c, const Values& v) {
     // C++ promotes 8- and 16-bit operands to int: the CPU multiplies and
     // takes |.| in 32 bits, then truncates to the dtype.
     DType wide = hlo::dtype_bits(g.type.dtype) < 32 ? DType::I32 : g.type.dtype;
-    Value product = magnitude(b, b.multiply(b.convert(q, wide), b.convert(y, wide)));
+    Value product = int_abs(b, b.multiply(b.convert(q, wide), b.convert(y, wide)));
     return b.select(is_zero, zero, b.convert(product, g.type.dtype));
   });
 });

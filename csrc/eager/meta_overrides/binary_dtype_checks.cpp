@@ -71,6 +71,9 @@ const MetaOverrideRegistrar registrar{
     {"aten::floor_divide.Scalar", cpu_kernel_dtypes_meta("aten::floor_divide", "Scalar", "div_floor_cpu", false)},
     {"aten::logaddexp", cpu_kernel_dtypes_meta("aten::logaddexp", "", "logaddexp_cpu", true)},
     {"aten::logaddexp2", cpu_kernel_dtypes_meta("aten::logaddexp2", "", "logaddexp2_cpu", false)},
+    // (PyTorch's meta kernel of lcm fails on bool with a dtype RuntimeError)
+    {"aten::gcd", cpu_kernel_dtypes_meta("aten::gcd", "", "gcd_cpu", false)},
+    {"aten::lcm", cpu_kernel_dtypes_meta("aten::lcm", "", "lcm_cpu", false)},
     {"aten::add.Tensor", add_meta("aten::add", "Tensor")},
     {"aten::add.Scalar", add_meta("aten::add", "Scalar")},
     {"aten::rsub.Tensor", add_meta("aten::rsub", "Tensor")},
