@@ -1,6 +1,10 @@
 // empty / empty_strided: storage from the tpu allocator, nothing touched on
 // the device (DESIGN.md: `empty` touches nothing); _efficientzerotensor.
 #include <ATen/EmptyTensor.h>
+#include <ATen/ops/tril_indices.h>
+#include <ATen/ops/triu_indices.h>
+
+#include <algorithm>
 #include <c10/core/TensorOptions.h>
 #include <torch/library.h>
 
@@ -66,10 +70,43 @@ at::Tensor efficient_zero_tensor(c10::IntArrayRef size, std::optional<c10::Scala
   return empty_memory_format(size, dtype, layout, device, pin_memory, std::nullopt).zero_();
 }
 
+// tril_indices / triu_indices: the CPU's argument checks and pair count, then
+// the out= form, whose lowering computes the pairs (ops/tri_indices.cpp).
+at::Tensor tri_indices(bool upper, int64_t row, int64_t col, int64_t offset, std::optional<c10::ScalarType> dtype,
+                       std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                       std::optional<bool> pin_memory) {
+  const char* op = upper ? "triu_indices" : "tril_indices";
+  check_options(layout, pin_memory, op);
+  TORCH_CHECK(row >= 0, "row must be non-negative, got", row);
+  TORCH_CHECK(col >= 0, "col must be non-negative, got", col);
+  c10::ScalarType st = dtype.value_or(c10::kLong);
+  TORCH_CHECK_NOT_IMPLEMENTED(st == c10::kLong || st == c10::kInt, "\"", op, "\" not implemented for '",
+                              c10::toString(st), "'");
+  int64_t n = 0;
+  for (int64_t i = 0; i < row; ++i) {
+    int64_t in_row = upper ? col - std::max<int64_t>(0, i + offset) : std::min<int64_t>(col, i + offset + 1);
+    n += std::max<int64_t>(0, std::min<int64_t>(col, in_row));
+  }
+  at::Tensor out = empty_memory_format({2, n}, st, std::nullopt, device, std::nullopt, std::nullopt);
+  return upper ? at::triu_indices_out(out, row, col, offset) : at::tril_indices_out(out, row, col, offset);
+}
+at::Tensor tril_indices(int64_t row, int64_t col, int64_t offset, std::optional<c10::ScalarType> dtype,
+                        std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                        std::optional<bool> pin_memory) {
+  return tri_indices(false, row, col, offset, dtype, layout, device, pin_memory);
+}
+at::Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<c10::ScalarType> dtype,
+                        std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                        std::optional<bool> pin_memory) {
+  return tri_indices(true, row, col, offset, dtype, layout, device, pin_memory);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", empty_memory_format);
   m.impl("empty_strided", empty_strided);
   m.impl("_efficientzerotensor", efficient_zero_tensor);
+  m.impl("tril_indices", tril_indices);
+  m.impl("triu_indices", triu_indices);
 }
 
 }  // namespace

@@ -61,3 +61,23 @@ def test_one_hot():
     i = torch.tensor([[0, 3, 1], [2, 2, 4]])
     check(lambda t: F.one_hot(t, 5), i)
     check(lambda t: F.one_hot(t, 6), torch.tensor([], dtype=torch.int64))
+
+
+@pytest.mark.parametrize("fn", [torch.tril_indices, torch.triu_indices], ids=["tril", "triu"])
+@pytest.mark.parametrize("args", [(3, 4, 1), (4, 3, 0), (5, 5, -2), (3, 3, -5), (0, 3, 0), (6, 2, 7), (1, 1, 0),
+                                  (40, 30, 3)], ids=str)
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32], ids=str)
+def test_tri_indices(fn, args, dtype):
+    got = fn(*args, dtype=dtype, device="tpu")
+    assert got.device.type == "tpu"
+    torch.testing.assert_close(got.cpu(), fn(*args, dtype=dtype), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("fn", [torch.tril_indices, torch.triu_indices], ids=["tril", "triu"])
+def test_tri_indices_errors_like_cpu(fn):
+    for kwargs in [dict(row=-1, col=3), dict(row=3, col=-3), dict(row=3, col=3, dtype=torch.float32),
+                   dict(row=3, col=3, dtype=torch.int16)]:
+        with pytest.raises(Exception) as cpu:
+            fn(**kwargs)
+        with pytest.raises(type(cpu.value)):
+            fn(**kwargs, device="tpu")
