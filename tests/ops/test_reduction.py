@@ -343,3 +343,22 @@ def test_hash_tensor(dtype, shape, dim):
     if dtype in (torch.float32, torch.float16, torch.bfloat16):
         specials = torch.tensor([1e-40, -0.0, float("inf"), -float("inf"), float("nan"), -1e-45, 2.0 ** -126, 65504.0])
         check(lambda t: torch.hash_tensor(t[:, None], dim=1), specials.to(dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8], ids=str)
+def test_bincount(dtype):
+    x = make((50,), dtype, low=0, high=20, noncontiguous=True)
+    check(torch.bincount, x)
+    check(lambda t: torch.bincount(t, minlength=40), x)
+    for wdt in (torch.float32, torch.float64, torch.float16, torch.int64):  # result: f32 for f32 weights, else f64
+        check(lambda t, w: torch.bincount(t, w), x, make((50,), wdt, seed=1))
+    check(lambda t: torch.bincount(t, minlength=3), torch.empty(0, dtype=dtype))
+
+
+def test_bincount_errors_like_cpu():
+    check_raises_like_cpu(torch.bincount, torch.tensor([-1, 2]))
+    check_raises_like_cpu(torch.bincount, torch.tensor([[1, 2]]))
+    check_raises_like_cpu(torch.bincount, torch.tensor([1.0, 2.0]))
+    check_raises_like_cpu(torch.bincount, torch.tensor([True, False]))
+    check_raises_like_cpu(lambda t, w: torch.bincount(t, w), torch.tensor([1, 2, 3]), torch.tensor([1.0, 2.0]))
+    check_raises_like_cpu(lambda t: torch.bincount(t, minlength=-1), torch.tensor([1, 2]))
