@@ -2,7 +2,7 @@
 // the CPU and CUDA run) reduces every dim into a 0-d sum, then adds the max
 // it kept as [1, ..., 1] in place, which raises; the meta kernel returns the
 // [1, ..., 1] shape instead. Raise as the CPU does (an empty self skips that
-// path there: a 0-d -inf). hash_tensor: the CPU's checks on empty input.
+// path there: a 0-d -inf). hash_tensor and segment_reduce: the CPU's checks.
 #include "eager/meta_overrides/registry.h"
 
 #include <ATen/ops/empty.h>
@@ -40,7 +40,25 @@ std::vector<c10::IValue> hash_tensor_meta(const torch::jit::Stack& stack, size_t
   return default_meta("aten::hash_tensor", "", stack, first);
 }
 
-const MetaOverrideRegistrar registrar{{"aten::logsumexp", logsumexp_meta}, {"aten::hash_tensor", hash_tensor_meta}};
+// segment_reduce(data, reduce, *, lengths?, indices?, offsets?, axis, ...): the
+// CPU's argument checks, which PyTorch's meta kernel (an IndexError on a
+// mismatched axis) does not make first.
+std::vector<c10::IValue> segment_reduce_meta(const torch::jit::Stack& stack, size_t first) {
+  const at::Tensor& data = stack[first].toTensor();
+  const at::Tensor *lengths = tensor_arg(stack, first + 2), *offsets = tensor_arg(stack, first + 4);
+  int64_t axis = c10::maybe_wrap_dim(stack[first + 5].toInt(), data.dim());
+  TORCH_CHECK(!tensor_arg(stack, first + 3), "segment_reduce(): indices based reduction is not supported yet.");
+  TORCH_CHECK(lengths || offsets, "segment_reduce(): Either lengths or offsets must be defined.");
+  const at::Tensor& bounds = offsets ? *offsets : *lengths;
+  TORCH_CHECK(data.dim() >= bounds.dim());
+  TORCH_CHECK(axis == bounds.dim() - 1, "segment_reduce(): Expected axis to be the last dimension of ",
+              offsets ? "offsets" : "lengths", " but got ", axis, ".");
+  return default_meta("aten::segment_reduce", "", stack, first);
+}
+
+const MetaOverrideRegistrar registrar{{"aten::logsumexp", logsumexp_meta},
+                                      {"aten::hash_tensor", hash_tensor_meta},
+                                      {"aten::segment_reduce", segment_reduce_meta}};
 
 }  // namespace
 }  // namespace torch_tpu::eager
