@@ -232,3 +232,27 @@ def test_opinfo_samples(name):
                 check_grads(fn, s.input)
             ran += 1
     assert ran > 0
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("nd", [2, 3])
+@pytest.mark.parametrize("batched", [True, False])
+def test_fractional_max_pool(dtype, nd, batched):
+    # Given the same random samples the windows, values, indices and gradients
+    # equal the CPU's (the samples' arithmetic runs in the input dtype there too).
+    pool = F.fractional_max_pool2d if nd == 2 else F.fractional_max_pool3d
+    shape = (2, 3) + (9, 11, 7)[:nd] if batched else (3,) + (9, 11, 7)[:nd]
+    x = make(shape, dtype, seed=5)
+    x.view(-1)[7] = float("nan")
+    x.view(-1)[20] = x.view(-1)[21]  # a tie
+    samples = make((2 if batched else 1, 3, nd), dtype, seed=6, low=0, high=1)
+    kernel, out = (2, 3, 2)[:nd], (4, 5, 3)[:nd]
+    fn = lambda t, s: pool(t, kernel, output_size=out, return_indices=True, _random_samples=s)  # noqa: E731
+    check(fn, x, samples)
+    grads = []
+    for dev in ("cpu", "tpu"):
+        t = x.clone().to(dev).requires_grad_()
+        y, _ = fn(t, samples.to(dev))
+        y.backward(torch.ones_like(y))
+        grads.append(t.grad.cpu())
+    torch.testing.assert_close(grads[1], grads[0])

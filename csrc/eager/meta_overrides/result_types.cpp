@@ -82,8 +82,16 @@ std::vector<c10::IValue> geqrf_meta(const torch::jit::Stack& stack, size_t first
   return {at::empty(self.sizes(), opts).mT().contiguous().mT(), at::empty(tau, opts)};
 }
 
+// fractional_max_pool3d_backward(grad_output, self, ...): no meta kernel
+// either; the gradient has self's shape and dtype.
+std::vector<c10::IValue> like_self_meta(const torch::jit::Stack& stack, size_t first) {
+  const at::Tensor& self = stack[first + 1].toTensor();
+  return {at::empty(self.sizes(), self.options().device(c10::kMeta))};
+}
+
 const MetaOverrideRegistrar registrar{
     {"aten::geqrf", geqrf_meta},
+    {"aten::fractional_max_pool3d_backward", like_self_meta},
     {"aten::linspace.out", range_into_out("aten::linspace", "out", 3)},
     {"aten::logspace.out", range_into_out("aten::logspace", "out", 4)},
     {"aten::arange.start_out", range_into_out("aten::arange", "start_out", 3)},
