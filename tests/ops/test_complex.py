@@ -1,6 +1,7 @@
 """Complex tensors on tpu: copies and casts, real/imag views (read and written
 through), conjugate and negative views, complex/polar, elementwise math,
 reductions, matrix products, indexing and random draws, each against the CPU."""
+import math
 import warnings
 
 import pytest
@@ -93,6 +94,20 @@ def test_unary_math(name, dtype):
     # Values near the branch cuts and zeros of the inverse functions.
     pts = torch.tensor([0, 1, -1, 2, -2, 0.5j, -3j, 1 + 1e-3j, -1 - 1e-3j, 1e-4 + 1e-4j, 20 + 5j, -20 - 5j], dtype=dtype)
     check(fn, pts)
+
+
+SPECIAL = [complex(-math.inf, 0.5), complex(math.inf, -2), complex(3, math.inf), complex(-3, -math.inf),
+           complex(math.inf, math.inf), complex(1e30, 1e30), complex(-1e20, 3), complex(0, math.inf),
+           complex(-1e25, -0.0), complex(-2, -0.0), complex(-2, 0.0), complex(0.5, -0.0), complex(math.nan, 1),
+           complex(0, 0), complex(-0.0, -0.0), complex(30, 2), complex(-95, 1)]
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+@pytest.mark.parametrize("name", ["atanh", "asinh", "asin", "acos", "atan", "acosh", "sqrt", "log", "exp", "tanh",
+                                  "tan", "sin", "cos", "sinh", "cosh", "log1p", "expm1"])
+def test_unary_math_special_values(name, dtype):
+    # Infinities, huge values and signed zeros on the branch cuts: C99's values, as the CPU's std::complex.
+    check(getattr(torch, name), torch.tensor(SPECIAL, dtype=dtype))
 
 
 @pytest.mark.parametrize("dtype", CDTYPES, ids=str)

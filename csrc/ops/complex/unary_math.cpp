@@ -4,6 +4,7 @@
 // built from real parts, and the rest are the usual identities in those
 // (sinh z = -i sin(iz), asin z = -i asinh(iz), ...).
 #include <cmath>
+#include <limits>
 
 #include "ops/elementwise_common.h"
 #include "ops/registry.h"
@@ -27,28 +28,55 @@ Value times_i(Builder& b, const Value& z) { return b.complex(b.negate(b.imag(z))
 Value times_minus_i(Builder& b, const Value& z) { return b.complex(b.imag(z), b.negate(b.real(z))); }
 Value op(Builder& b, const char* name, const Value& z) { return b.unary(name, z); }
 
+Value sign_bit(Builder& b, const Value& x) {  // set for -0 too
+  DType bits = x.type.dtype == DType::F64 ? DType::I64 : DType::I32;
+  Value i = b.bitcast_convert(x, x.type.with_dtype(bits));
+  return b.compare(i, b.splat_int(i.type, 0), "LT");
+}
+
 // Real sinh/cosh that stay accurate near 0 (XLA's complex sine/cosine take
-// sinh y as (e^y - e^-y) / 2, which loses all digits of a small y).
+// sinh y as (e^y - e^-y) / 2, which loses all digits of a small y) and reach
+// infinity only where they overflow (exp(|y|/2)^2 / 2 past |y| = 20).
+Value half_exp(Builder& b, const Value& a) {  // exp(a) / 2 without overflowing early
+  Value e = b.unary("exponential", b.multiply(a, b.splat_float(a.type, 0.5)));
+  return b.multiply(b.multiply(e, b.splat_float(a.type, 0.5)), e);
+}
 Value sinh_real(Builder& b, const Value& x) {
   Value a = b.unary("abs", x);
   Value e = b.unary("exponential_minus_one", a);  // sinh(a) = (e + e / (e + 1)) / 2
   Value half = b.splat_float(a.type, 0.5);
   Value r = b.multiply(b.add(e, b.divide(e, b.add(e, b.splat_float(a.type, 1)))), half);
+  r = b.select(b.compare(a, b.splat_float(a.type, 20), "GT"), half_exp(b, a), r);
   return b.select(is_neg(b, x), b.negate(r), r);
 }
 Value cosh_real(Builder& b, const Value& x) {
-  Value e = b.unary("exponential", b.unary("abs", x));
+  Value a = b.unary("abs", x);
+  Value e = b.unary("exponential", a);
   Value half = b.splat_float(e.type, 0.5);
-  return b.add(b.multiply(e, half), b.divide(half, e));
+  Value r = b.add(b.multiply(e, half), b.divide(half, e));
+  return b.select(b.compare(a, b.splat_float(a.type, 20), "GT"), half_exp(b, a), r);
+}
+// sqrt with C99's signs: Re >= 0 and Im carrying the sign of Im z, so that a
+// -0 imaginary part takes the lower side of the cut (XLA's ignores it).
+Value csqrt(Builder& b, const Value& z) {
+  Value r = op(b, "sqrt", z);
+  Value im = b.unary("abs", b.imag(r));
+  return b.complex(b.unary("abs", b.real(r)), b.select(sign_bit(b, b.imag(z)), b.negate(im), im));
+}
+// t * h for a trig factor t and a hyperbolic h that may be infinite: an exact
+// zero t gives a signed zero (C99's sin(0 + i inf) = 0 + i inf), not 0 * inf = NaN.
+Value trig_times(Builder& b, const Value& t, const Value& h) {
+  Value sign_h = b.select(is_neg(b, h), b.splat_float(h.type, -1), b.splat_float(h.type, 1));
+  return b.select(b.compare(t, b.splat_float(t.type, 0), "EQ"), b.multiply(t, sign_h), b.multiply(t, h));
 }
 Value sin(Builder& b, const Value& z) {  // sin x cosh y + i cos x sinh y
   Value x = b.real(z), y = b.imag(z);
-  return b.complex(b.multiply(b.unary("sine", x), cosh_real(b, y)), b.multiply(b.unary("cosine", x), sinh_real(b, y)));
+  return b.complex(trig_times(b, b.unary("sine", x), cosh_real(b, y)), trig_times(b, b.unary("cosine", x), sinh_real(b, y)));
 }
 Value cos(Builder& b, const Value& z) {  // cos x cosh y - i sin x sinh y
   Value x = b.real(z), y = b.imag(z);
-  return b.complex(b.multiply(b.unary("cosine", x), cosh_real(b, y)),
-                   b.negate(b.multiply(b.unary("sine", x), sinh_real(b, y))));
+  return b.complex(trig_times(b, b.unary("cosine", x), cosh_real(b, y)),
+                   b.negate(trig_times(b, b.unary("sine", x), sinh_real(b, y))));
 }
 
 // The inverse functions are odd and commute with conjugation, so they are
@@ -58,11 +86,6 @@ Value cos(Builder& b, const Value& z) {  // cos x cosh y - i sin x sinh y
 Value first_quadrant(Builder& b, const Value& z) {
   return b.complex(b.unary("abs", b.real(z)), b.unary("abs", b.imag(z)));
 }
-Value sign_bit(Builder& b, const Value& x) {  // set for -0 too
-  DType bits = x.type.dtype == DType::F64 ? DType::I64 : DType::I32;
-  Value i = b.bitcast_convert(x, x.type.with_dtype(bits));
-  return b.compare(i, b.splat_int(i.type, 0), "LT");
-}
 Value copy_signs(Builder& b, const Value& r, const Value& z) {
   auto copysign = [&](const Value& mag, const Value& sign) {
     Value m = b.unary("abs", mag);
@@ -70,22 +93,47 @@ Value copy_signs(Builder& b, const Value& r, const Value& z) {
   };
   return b.complex(copysign(b.real(r), b.real(z)), copysign(b.imag(r), b.imag(z)));
 }
+// |w| beyond which the formulas below would square past the range: there
+// asinh w = log(2w) and atanh w = 1/w + i pi/2 to the dtype's precision (and
+// the infinities get C99's values: asinh(inf + iy) = inf + i0, atanh = 0 + i pi/2).
+Value big(Builder& b, const Value& w) {
+  Value m = magnitude(b, w);
+  return b.compare(m, b.splat_float(m.type, hlo::complex_component(w.type.dtype) == DType::F64 ? 1e150 : 1e18), "GT");
+}
+Value is_inf_part(Builder& b, const Value& w) {
+  Value x = b.unary("abs", b.real(w)), y = b.unary("abs", b.imag(w));
+  Value inf = b.splat_float(x.type, std::numeric_limits<double>::infinity());
+  return logical_or(b, b.compare(x, inf, "EQ"), b.compare(y, inf, "EQ"));
+}
 // asinh w = log1p(w + w^2 / (1 + sqrt(w^2 + 1))), exact near 0, for w in the first quadrant.
 Value asinh(Builder& b, const Value& z) {
   Value w = first_quadrant(b, z), one = cx(b, 1, 0, z);
   Value w2 = b.multiply(w, w);
-  Value s = op(b, "sqrt", b.add(w2, one));
-  return copy_signs(b, op(b, "log_plus_one", b.add(w, b.divide(w2, b.add(one, s)))), z);
+  Value s = csqrt(b, b.add(w2, one));
+  Value near = op(b, "log_plus_one", b.add(w, b.divide(w2, b.add(one, s))));
+  Value far = b.add(op(b, "log", w), cx(b, std::log(2.0), 0, z));
+  return copy_signs(b, b.select(big(b, w), far, near), z);
 }
 // atanh w = (log1p(w) - log1p(-w)) / 2, for w in the first quadrant.
 Value atanh(Builder& b, const Value& z) {
   Value w = first_quadrant(b, z);
-  return copy_signs(b, scale(b, b.subtract(op(b, "log_plus_one", w), op(b, "log_plus_one", b.negate(w))), 0.5), z);
+  Value near = scale(b, b.subtract(op(b, "log_plus_one", w), op(b, "log_plus_one", b.negate(w))), 0.5);
+  Value m = magnitude(b, w);
+  Value inv_m = b.divide(b.splat_float(m.type, 1), m);  // 1/w = conj(w)/|w| * 1/|w|, no overflow
+  Value re = b.multiply(b.multiply(b.real(w), inv_m), inv_m), im = b.multiply(b.multiply(b.imag(w), inv_m), inv_m);
+  Value zero = b.splat_float(m.type, 0);
+  re = b.select(is_inf_part(b, w), zero, re);
+  im = b.select(is_inf_part(b, w), zero, im);
+  Value far = b.complex(re, b.subtract(b.splat_float(m.type, M_PI / 2), im));
+  return copy_signs(b, b.select(big(b, w), far, near), z);
 }
 // acosh z = log(z + sqrt(z + 1) sqrt(z - 1)): the principal branch (Kahan's form).
+// For a huge |z| (infinities included) log(2z), which keeps arg(z) on the branch cuts.
 Value acosh(Builder& b, const Value& z) {
-  Value one = cx(b, 1, 0, z);
-  return op(b, "log", b.add(z, b.multiply(op(b, "sqrt", b.add(z, one)), op(b, "sqrt", b.subtract(z, one)))));
+  // z + 1 and z - 1 on the real part only: adding 0i would turn a -0 imaginary part into +0 (the other side of the cut).
+  auto shift = [&](double k) { return b.complex(b.add(b.real(z), b.splat_float(b.real(z).type, k)), b.imag(z)); };
+  Value near = op(b, "log", b.add(z, b.multiply(csqrt(b, shift(1)), csqrt(b, shift(-1)))));
+  return b.select(big(b, z), b.add(op(b, "log", z), cx(b, std::log(2.0), 0, z)), near);
 }
 // acos z = pi/2 - asin z
 Value acos(Builder& b, const Value& z) {
@@ -113,8 +161,8 @@ TORCH_TPU_COMPLEX_UNARY("log", op(b, "log", z));
 TORCH_TPU_COMPLEX_UNARY("log2", scale(b, op(b, "log", z), 1 / std::log(2.0)));
 TORCH_TPU_COMPLEX_UNARY("log10", scale(b, op(b, "log", z), 1 / std::log(10.0)));
 TORCH_TPU_COMPLEX_UNARY("log1p", op(b, "log_plus_one", z));
-TORCH_TPU_COMPLEX_UNARY("sqrt", op(b, "sqrt", z));
-TORCH_TPU_COMPLEX_UNARY("rsqrt", b.divide(cx(b, 1, 0, z), op(b, "sqrt", z)));
+TORCH_TPU_COMPLEX_UNARY("sqrt", csqrt(b, z));
+TORCH_TPU_COMPLEX_UNARY("rsqrt", b.divide(cx(b, 1, 0, z), csqrt(b, z)));
 TORCH_TPU_COMPLEX_UNARY("reciprocal", b.divide(cx(b, 1, 0, z), z));
 TORCH_TPU_COMPLEX_UNARY("sin", sin(b, z));
 TORCH_TPU_COMPLEX_UNARY("cos", cos(b, z));
