@@ -36,7 +36,7 @@ void narrow_arange(ParsedCall& p) {
   Invocation& inv = p.inv;
   if (inv.targets.size() != 1) return;
   c10::ScalarType out = inv.targets[0].scalar_type();
-  if (wide(out) || c10::isComplexType(out)) return;
+  if (wide(out)) return;  // (complex64 results take their ends as complex<float>)
   bool integral = !c10::isFloatingType(out);
   for (RuntimeScalar& s : inv.scalars)
     if (s.dtype == hlo::DType::F64)
@@ -51,7 +51,7 @@ void narrow_range_ends(ParsedCall& p) {
   Invocation& inv = p.inv;
   if (inv.targets.size() != 1 || inv.scalars.size() < 2) return;
   c10::ScalarType out = inv.targets[0].scalar_type();
-  if (wide(out) || c10::isComplexType(out)) return;
+  if (wide(out)) return;  // (complex64 results take their ends as complex<float>)
   // A one-step logspace fills base ** start with start as a double (f32 here).
   bool one_step = inv.op == "logspace.out" && p.args.size() > 2 && p.args[2].i == 1;
   bool no_steps = p.args.size() > 2 && p.args[2].i == 0;  // the CPU converts nothing (linspace(inf, 0, 0))
@@ -64,6 +64,7 @@ void narrow_range_ends(ParsedCall& p) {
     }
     if (s.dtype == hlo::DType::F64) s = scalar_for_target(c10::Scalar(s.as<double>()), out);
     else if (s.dtype == hlo::DType::I64) s = scalar_for_target(c10::Scalar(s.as<int64_t>()), out);
+    else if (s.dtype == hlo::DType::C128) s = scalar_for_target(c10::Scalar(s.as<c10::complex<double>>()), out);
   }
 }
 
