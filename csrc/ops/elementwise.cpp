@@ -96,7 +96,6 @@ Values pow(Builder& b, const OpCall& c, const Values& v) {
     return b.binary("power", x, y);
   });
 }
-TORCH_TPU_ACCEPTS_COMPLEX("pow.Tensor_Tensor", "pow.Scalar", "pow.Tensor_Scalar");
 TORCH_TPU_LOWERING("pow.Tensor_Tensor", pow);
 TORCH_TPU_LOWERING("pow.Scalar", pow);
 TORCH_TPU_LOWERING("pow.Tensor_Scalar", [](Builder& b, const OpCall& c, const Values& v) {

@@ -130,6 +130,18 @@ def test_pow_silu_ldexp_lerp_addc(dtype):
 
 
 @pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_pow_special_exponents(dtype):
+    # cexp(y log x) with C99's infinities (the CPU's std::pow), and its
+    # shortcuts for Scalar exponents 0, +-0.5, -1, 2, 3, -2.
+    e = torch.tensor([-3.0, -0.0, 1.0, 1e30, 0.5, -math.inf, math.inf, math.nan, 2, -2, -1, -0.5, 3])
+    for base in [1.5 - 0.5j, 0j, -2 - 0.0j, 0.3 + 0.1j]:
+        check(lambda t: torch.pow(base, t), e.to(torch.float64 if dtype == torch.complex128 else torch.float32))
+    x = torch.tensor([1.5 - 0.5j, 0j, -2 - 0.0j, 0.3 + 0.1j, -1e10 + 2j], dtype=dtype)
+    for k in [0, 2, 3, -2, -1, 0.5, -0.5, 1.7, 1j, math.inf]:
+        check(lambda t: t ** k, x)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
 @pytest.mark.parametrize("shape", [(), (0, 3), (4, 5)], ids=str)
 def test_reductions(dtype, shape):
     x = cmake(shape, 16, dtype)

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/complex/complex_math.h"
 #include "ops/elementwise_common.h"
 #include "ops/registry.h"
 
@@ -13,6 +14,7 @@ namespace torch_tpu::ops {
 namespace {
 
 using namespace ew;
+using namespace complex_math;
 
 Value cx(Builder& b, double re, double im, const Value& like) {
   DType part = hlo::complex_component(like.type.dtype);
@@ -28,11 +30,6 @@ Value times_i(Builder& b, const Value& z) { return b.complex(b.negate(b.imag(z))
 Value times_minus_i(Builder& b, const Value& z) { return b.complex(b.imag(z), b.negate(b.real(z))); }
 Value op(Builder& b, const char* name, const Value& z) { return b.unary(name, z); }
 
-Value sign_bit(Builder& b, const Value& x) {  // set for -0 too
-  DType bits = x.type.dtype == DType::F64 ? DType::I64 : DType::I32;
-  Value i = b.bitcast_convert(x, x.type.with_dtype(bits));
-  return b.compare(i, b.splat_int(i.type, 0), "LT");
-}
 
 // Real sinh/cosh that stay accurate near 0 (XLA's complex sine/cosine take
 // sinh y as (e^y - e^-y) / 2, which loses all digits of a small y) and reach
@@ -55,13 +52,6 @@ Value cosh_real(Builder& b, const Value& x) {
   Value half = b.splat_float(e.type, 0.5);
   Value r = b.add(b.multiply(e, half), b.divide(half, e));
   return b.select(b.compare(a, b.splat_float(a.type, 20), "GT"), half_exp(b, a), r);
-}
-// sqrt with C99's signs: Re >= 0 and Im carrying the sign of Im z, so that a
-// -0 imaginary part takes the lower side of the cut (XLA's ignores it).
-Value csqrt(Builder& b, const Value& z) {
-  Value r = op(b, "sqrt", z);
-  Value im = b.unary("abs", b.imag(r));
-  return b.complex(b.unary("abs", b.real(r)), b.select(sign_bit(b, b.imag(z)), b.negate(im), im));
 }
 // t * h for a trig factor t and a hyperbolic h that may be infinite: an exact
 // zero t gives a signed zero (C99's sin(0 + i inf) = 0 + i inf), not 0 * inf = NaN.

@@ -50,6 +50,13 @@ inline Value batched_matmul(Builder& b, const Value& x, const Value& y) {
   return b.emit1("dot_general", {x, y}, attr, TensorType(x.type.dtype, dims));
 }
 
+// The identity matrix (batched) of type `t`.
+inline Value identity(Builder& b, const TensorType& t) {
+  int64_t r = t.rank();
+  TensorType it(DType::I64, t.dims);
+  return b.select(b.compare(b.iota(it, r - 2), b.iota(it, r - 1), "EQ"), b.splat_float(t, 1.0), b.splat_float(t, 0.0));
+}
+
 // Complex conjugate (the identity for real values).
 inline Value conj(Builder& b, const Value& x) {
   if (!hlo::is_complex(x.type.dtype)) return x;

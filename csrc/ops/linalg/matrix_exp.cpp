@@ -31,11 +31,6 @@ constexpr double kB[5][5] = {
      2.95552570429315521194e-02, -1.39180257516060693404e-05},
     {0., 0., -9.23364619367118555360e-02, -1.69364939002081722752e-02, -1.40086798182036094347e-05}};
 
-Value identity_like(Builder& b, const TensorType& t) {
-  int64_t r = t.rank();
-  TensorType it(DType::I64, t.dims);
-  return b.select(b.compare(b.iota(it, r - 2), b.iota(it, r - 1), "EQ"), b.splat_float(t, 1.0), b.splat_float(t, 0.0));
-}
 
 TORCH_TPU_ACCEPTS_COMPLEX("linalg_matrix_exp");
 
@@ -73,7 +68,7 @@ TORCH_TPU_LOWERING("linalg_matrix_exp", [](Builder& b, const OpCall& c, const Va
   Value scale = b.bitcast_convert(b.binary("shift_left", exponent, b.splat_int(bits_t, wide ? 52 : 23)), bt);
   Value xs = b.multiply(x, b.convert(b.broadcast_in_dim(scale, x.type.dims, bmap), ct));
   if (x.type.dims.back() == 1) return Values{b.convert(b.unary("exponential", x), out.dtype)};  // the CPU: exp
-  Value eye = identity_like(b, x.type);
+  Value eye = identity(b, x.type);
   Value a2 = batched_matmul(b, xs, xs), a3 = batched_matmul(b, xs, a2);
   Values p{eye, xs, a2, a3, batched_matmul(b, a3, a3)};
   Values bs;

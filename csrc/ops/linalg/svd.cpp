@@ -29,11 +29,6 @@ Value reverse(Builder& b, const Value& x, int64_t dim) {
   return b.emit1("reverse", {x}, "dimensions = array<i64: " + std::to_string(dim) + ">", x.type);
 }
 
-Value identity(Builder& b, const TensorType& t) {
-  int64_t r = t.rank();
-  TensorType it(DType::I64, t.dims);
-  return b.select(b.compare(b.iota(it, r - 2), b.iota(it, r - 1), "EQ"), b.splat_float(t, 1.0), b.splat_float(t, 0.0));
-}
 
 TORCH_TPU_ACCEPTS_COMPLEX("_linalg_svd");
 
