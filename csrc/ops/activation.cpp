@@ -5,6 +5,7 @@
 
 #include "ops/lowering_helpers.h"
 #include "ops/lowering_error.h"
+#include "ops/philox_uniform.h"
 #include "ops/registry.h"
 #include "ops/type_promotion.h"
 
@@ -374,22 +375,36 @@ TORCH_TPU_LOWERING("_prelu_kernel_backward", [](Builder& b, const OpCall& c, con
 });
 
 // rrelu_with_noise(self, noise(b!), lower, upper, training, generator): in eval, a leaky relu
-// with slope (lower + upper) / 2 and noise untouched. (Training draws slopes: not lowered.)
-Value rrelu_eval(Builder& b, const OpCall& c, const Values& v, const TensorType& out) {
-  if (c.arg(4).b) throw std::invalid_argument(c.op + ": training mode is not lowered");
+// with slope (lower + upper) / 2 and noise untouched; in training, like the CPU,
+// each x <= 0 takes a slope r ~ U(lower, upper) (kept in noise), others x (noise 1).
+// Returns (output, noise).
+std::pair<Value, Value> rrelu(Builder& b, const OpCall& c, const Values& v, const TensorType& out,
+                              const TensorType& noise_t) {
   require_float(c, out);
   TensorType t = compute_of(out);
   Value x = to_type(b, operand(c, v, 0), t);
-  Value slope = b.multiply(b.add(to_type(b, operand(c, v, 2), t), to_type(b, operand(c, v, 3), t)), k(b, x, 0.5));
-  return b.convert(b.select(gt(b, x, k(b, x, 0.0)), x, b.multiply(x, slope)), out.dtype);
+  Value lo = to_type(b, operand(c, v, 2), t), hi = to_type(b, operand(c, v, 3), t);
+  if (!c.arg(4).b) {
+    Value slope = b.multiply(b.add(lo, hi), k(b, x, 0.5));
+    return {b.convert(b.select(gt(b, x, k(b, x, 0.0)), x, b.multiply(x, slope)), out.dtype), operand(c, v, 1)};
+  }
+  if (noise_t.dims != out.dims) throw std::invalid_argument(c.op + ": noise must have the input's shape");
+  Value u = b.convert(philox_uniform(b, c, v, 5, out.dims, t.dtype == DType::F64 ? DType::F64 : DType::F32), t.dtype);
+  Value r = b.add(lo, b.multiply(b.subtract(hi, lo), u));
+  Value neg = b.compare(x, k(b, x, 0.0), "LE");
+  Value y = b.select(neg, b.multiply(x, r), x);
+  Value noise = b.select(neg, r, k(b, x, 1.0));
+  return {b.convert(y, out.dtype), b.convert(noise, noise_t.dtype)};
 }
 // Results: the written noise, then the output.
 TORCH_TPU_LOWERING("rrelu_with_noise", [](Builder& b, const OpCall& c, const Values& v) {
-  return Values{operand(c, v, 1), rrelu_eval(b, c, v, c.outputs[1])};
+  auto [y, noise] = rrelu(b, c, v, c.outputs[1], c.outputs[0]);
+  return Values{noise, y};
 });
 // The in-place form writes self and noise, in that order.
 TORCH_TPU_LOWERING("rrelu_with_noise_", [](Builder& b, const OpCall& c, const Values& v) {
-  return Values{rrelu_eval(b, c, v, c.outputs[0]), operand(c, v, 1)};
+  auto [y, noise] = rrelu(b, c, v, c.outputs[0], c.outputs[1]);
+  return Values{y, noise};
 });
 
 // rrelu_with_noise_backward(grad, self, noise, lower, upper, training, self_is_result)

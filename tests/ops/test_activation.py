@@ -195,3 +195,22 @@ def test_new_backward_ops_directly():
     check(lambda a, b, n: torch.ops.aten.rrelu_with_noise_backward(a, b, n, 0.1, 0.3, True, False), g, x,
           make((5, 3), torch.float32, low=0.1, high=0.3, seed=4))
     check_inplace(lambda t: F.rrelu(t, training=False, inplace=True), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64], ids=str)
+def test_rrelu_training_draws_slopes(dtype):
+    # Training: each x <= 0 gets a slope r ~ U(lower, upper), kept in noise;
+    # x > 0 passes with noise 1; the gradient is the noise (as on the CPU).
+    torch.manual_seed(0)
+    x = torch.linspace(-3, 3, 4001, dtype=dtype).to("tpu").requires_grad_()
+    noise = torch.empty_like(x.detach())
+    y = torch.ops.aten.rrelu_with_noise(x, noise, 0.1, 0.3, True)
+    y.sum().backward()
+    xc, yc, nc = x.detach().cpu(), y.detach().cpu(), noise.cpu()
+    neg = xc <= 0
+    assert bool(((nc[neg] >= 0.1) & (nc[neg] <= 0.3)).all()) and bool((nc[~neg] == 1).all())
+    torch.testing.assert_close(yc, xc * nc)
+    torch.testing.assert_close(x.grad.cpu(), nc)
+    assert abs(float(nc[neg].float().mean()) - 0.2) < 0.01  # the slopes spread over the interval
+    y2 = torch.nn.functional.rrelu(x.detach(), training=True)  # a second draw differs
+    assert not torch.equal(y2.cpu()[neg], yc[neg])
