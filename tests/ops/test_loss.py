@@ -3,7 +3,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from harness import check, check_raises_like_cpu, make, to_tpu
+from harness import check, check_grads, check_raises_like_cpu, make, to_tpu
 
 REDUCTIONS = ["none", "mean", "sum"]
 
@@ -215,3 +215,39 @@ def test_huber_loss_mixed_dtype_keeps_input_dtype(reduction, shapes, dtypes):
 def _nullcontext():
     import contextlib
     return contextlib.nullcontext()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_multi_margin_loss(dtype, reduction):
+    x = make((6, 5), dtype, seed=1, low=-2, high=2)
+    t = torch.tensor([0, 4, 2, 2, 1, 3])
+    w = make((5,), dtype, seed=2, low=0.1, high=2)
+    for p, margin, weighted in [(1, 1.0, False), (2, 0.5, False), (1, 1.5, True), (2, 1.0, True)]:
+        fn = lambda a, tt, ww: F.multi_margin_loss(a, tt, p=p, margin=margin, weight=ww,  # noqa: E731
+                                                   reduction=reduction)
+        check(fn, x, t, w if weighted else None)
+        check_grads(lambda a: fn(a, t.to(a.device), w.to(a.device) if weighted else None), x)
+    check(lambda a, tt: F.multi_margin_loss(a, tt, reduction=reduction), x[0], t[1])  # one sample
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_multilabel_margin_loss(dtype, reduction):
+    x = make((4, 5), dtype, seed=3, low=-2, high=2)
+    # Targets up to the first -1; later entries are ignored.
+    t = torch.tensor([[3, 0, -1, 1, 2], [1, -1, 0, 0, 0], [4, 3, 2, 1, 0], [-1, 2, 2, 2, 2]])
+    check(lambda a, tt: F.multilabel_margin_loss(a, tt, reduction=reduction), x, t)
+    check(lambda a, tt: torch.ops.aten.multilabel_margin_loss_forward(a, tt, 1), x, t)  # with is_target
+    check_grads(lambda a: F.multilabel_margin_loss(a, t.to(a.device), reduction=reduction), x)
+    check(lambda a, tt: F.multilabel_margin_loss(a, tt, reduction=reduction), x[0], t[0])
+
+
+def test_margin_losses_check_targets_like_cpu():
+    x = make((3, 4), torch.float32)
+    with pytest.raises(RuntimeError, match="target out of range"):
+        F.multi_margin_loss(x.to("tpu"), torch.tensor([0, 4, 1], device="tpu")).cpu()
+    with pytest.raises(RuntimeError, match="target out of range"):
+        F.multilabel_margin_loss(x.to("tpu"), torch.tensor([[0, 5, -1, 0]] * 3, device="tpu")).cpu()
+    with pytest.raises(RuntimeError, match="p == 1 and p == 2"):  # (F.multi_margin_loss checks p in Python)
+        torch.ops.aten.multi_margin_loss(x.to("tpu"), torch.tensor([0, 1, 1], device="tpu"), 3).cpu()

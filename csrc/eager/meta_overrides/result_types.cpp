@@ -82,16 +82,33 @@ std::vector<c10::IValue> geqrf_meta(const torch::jit::Stack& stack, size_t first
   return {at::empty(self.sizes(), opts).mT().contiguous().mT(), at::empty(tau, opts)};
 }
 
-// fractional_max_pool3d_backward(grad_output, self, ...): no meta kernel
-// either; the gradient has self's shape and dtype.
+// fractional_max_pool3d_backward and the margin losses' backward
+// (grad_output, self, ...): no meta kernel either; the gradient has self's
+// shape and dtype.
 std::vector<c10::IValue> like_self_meta(const torch::jit::Stack& stack, size_t first) {
   const at::Tensor& self = stack[first + 1].toTensor();
   return {at::empty(self.sizes(), self.options().device(c10::kMeta))};
 }
 
+// The margin losses: an unbatched (1-d) self gives a 0-d output for
+// reduction none on the CPU (the meta kernels: [1]).
+MetaOverride unbatched_none_is_0d(const char* name, size_t reduction_arg) {
+  return [=](const torch::jit::Stack& stack, size_t first) {
+    std::vector<c10::IValue> r = default_meta(name, "", stack, first);
+    const at::Tensor& out = r.at(0).toTensor();
+    if (stack[first].toTensor().dim() <= 1 && stack[first + reduction_arg].toInt() == 0 && out.numel() == 1)
+      r[0] = at::empty({}, out.options());
+    return r;
+  };
+}
+
 const MetaOverrideRegistrar registrar{
     {"aten::geqrf", geqrf_meta},
+    {"aten::multilabel_margin_loss_forward", unbatched_none_is_0d("aten::multilabel_margin_loss_forward", 2)},
+    {"aten::multi_margin_loss", unbatched_none_is_0d("aten::multi_margin_loss", 5)},
     {"aten::fractional_max_pool3d_backward", like_self_meta},
+    {"aten::multi_margin_loss_backward", like_self_meta},
+    {"aten::multilabel_margin_loss_backward", like_self_meta},
     {"aten::linspace.out", range_into_out("aten::linspace", "out", 3)},
     {"aten::logspace.out", range_into_out("aten::logspace", "out", 4)},
     {"aten::arange.start_out", range_into_out("aten::arange", "start_out", 3)},
