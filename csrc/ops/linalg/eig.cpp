@@ -1,12 +1,12 @@
 // General (non-symmetric) eigendecomposition: linalg_eig and _linalg_eigvals,
-// real input, natively, as LAPACK's ?geev (the CPU's kernel) computes it, so
+// real or complex input, natively, as LAPACK's ?geev (the CPU's kernel) computes it, so
 // the eigenvalues come out in the CPU's order: balancing (?gebal 'B'),
 // Hessenberg reduction, the small-matrix QR algorithm (?lahqr; ?hseqr's path
 // below n = 75), eigenvectors by back-substitution on the Schur form, then
 // ?gebak and ?geev's normalization (see eig.h and the eig_*.cpp stages). Each
 // matrix of a batch is solved in turn inside one while loop; float32 runs in
 // float32 / complex64 only. Eigenvalues are complex of the input's precision.
-// Complex input is not lowered yet (the CPU runs it, visibly).
+// Complex input follows zgeev (zlahqr's single-shift QR, ztrevc).
 #include "ops/linalg/eig.h"
 #include "ops/registry.h"
 #include "ops/runtime_check.h"
@@ -18,7 +18,8 @@ using namespace linalg;
 
 // (eigenvalues (batch, n) complex, eigenvectors (batch, n, n) complex or none).
 std::pair<Value, Value> geev(Builder& b, const OpCall& c, const Value& a, bool vectors) {
-  DType r = a.type.dtype;
+  bool cplx = hlo::is_complex(a.type.dtype);
+  DType r = hlo::complex_component(a.type.dtype);
   int64_t rank = a.type.rank(), n = a.type.dims[rank - 1];
   int64_t batch = numel(a.type) / (n * n);
   eig::Ctx k{b, r, n};
@@ -28,20 +29,21 @@ std::pair<Value, Value> geev(Builder& b, const OpCall& c, const Value& a, bool v
   Values init{k.i(0), x, b.splat_float(wt, 0.0), b.splat_float(vt, 0.0), k.t(false)};
   Values out = eig::loop(
       k, init, [batch](eig::Ctx& q, const Values& s) { return q.lt(s[0], q.i(batch)); },
-      [n, vectors](eig::Ctx& q, const Values& s) {
+      [n, vectors, cplx](eig::Ctx& q, const Values& s) {
         const Value& idx = s[0];
         Value z0 = q.i(0);
         Value m = q.b.reshape(q.b.dynamic_slice(s[1], {idx, z0, z0}, {1, n, n}), {n, n});
         eig::Balanced bal = eig::gebal(q, m);
         auto [h, qm] = eig::gehrd(q, bal.a, bal.lo, bal.hi);
-        eig::Schur sch = eig::lahqr(q, h, qm, bal.lo, bal.hi);
-        Value w = eig::schur_eigenvalues(q, sch.t);
+        eig::Schur sch = cplx ? eig::zlahqr(q, h, qm, bal.lo, bal.hi) : eig::lahqr(q, h, qm, bal.lo, bal.hi);
+        Value w = cplx ? q.diag(sch.t) : eig::schur_eigenvalues(q, sch.t);
         Value W = q.b.dynamic_update_slice(s[2], q.b.reshape(w, {1, n}), {idx, z0});
         Value V = s[3];
         if (vectors) {
-          Value vecs = eig::real_schur_vectors(q, sch.t, sch.z, w);
+          Value vecs = cplx ? eig::triangular_vectors(q, sch.t, sch.z, w) : eig::real_schur_vectors(q, sch.t, sch.z, w);
           vecs = eig::gebak(q, vecs, bal.scale, bal.lo, bal.hi);
-          vecs = eig::normalize(q, vecs, q.ne(q.b.imag(w), q.zeros(q.vec(q.r))));
+          Value rotate = cplx ? q.eq(q.idx(), q.idx()) : q.ne(q.b.imag(w), q.zeros(q.vec(q.r)));
+          vecs = eig::normalize(q, vecs, rotate);
           V = q.b.dynamic_update_slice(V, q.b.reshape(vecs, {1, n, n}), {idx, z0, z0});
         }
         return Values{q.add(idx, q.i(1)), s[1], W, V, q.lor(s[4], sch.failed)};
@@ -57,11 +59,10 @@ void check_input(const OpCall& c, const Value& a) {
   if (rank < 2 || a.type.dims[rank - 1] != a.type.dims[rank - 2])
     throw std::invalid_argument("linalg.eig: A must be batches of square matrices, but they are " +
                                 (rank < 2 ? std::string("not matrices") : a.type.str()));
-  if (hlo::is_complex(a.type.dtype)) throw NotLowered(c.op + ": complex input is not lowered yet");
-  require_float32_or_64(c, a.type.dtype);
+  require_lapack_dtype(c, a.type.dtype);
 }
 
-// Outputs are complex (and complex input reaches check_input, which leaves it to the CPU).
+// Outputs are complex; complex input takes zgeev's path.
 TORCH_TPU_ACCEPTS_COMPLEX("linalg_eig", "_linalg_eigvals");
 
 TORCH_TPU_LOWERING("linalg_eig", [](Builder& b, const OpCall& c, const Values& v) {

@@ -166,6 +166,12 @@ Value schur_eigenvalues(Ctx& k, const Value& t);
 // Unit-norm eigenvectors (complex) from the real Schur form T, Z and the
 // eigenvalues w, before ?gebak; normalized after.
 Value real_schur_vectors(Ctx& k, const Value& t, const Value& z, const Value& w);
+// Eigenvectors Z X of a complex upper triangular T (X by back-substitution,
+// X[k, k] = 1), before ?gebak and normalization.
+Value triangular_vectors(Ctx& k, const Value& t, const Value& z, const Value& w);
+// ?lahqr for complex H (?lahqr's complex version: single Wilkinson shifts,
+// subdiagonal kept real): the complex Schur form T and Z.
+Schur zlahqr(Ctx& k, const Value& h, const Value& z, const Value& lo, const Value& hi);
 // ?geev's normalization: unit 2-norm, the largest component of each vector
 // real (only for the columns where `rotate` is true).
 Value normalize(Ctx& k, const Value& v, const Value& rotate);

@@ -73,12 +73,13 @@ Balanced gebal(Ctx& c, const Value& a0) {
               const Value &a = t[0], &scale = t[1], &i = t[2], &hi = t[3], &lo = t[5];
               Value ix = p.idx();
               Value cv = p.col_of(a, i), rv = p.row_of(a, i);
-              Value zero = p.zeros(cv.type);
               Value band = p.land(p.ge(ix, p.vi(lo)), p.le(ix, p.vi(hi)));
-              Value cs = p.sel(band, cv, zero), rs = p.sel(band, rv, zero);
+              Value acv = p.abs(cv), arv = p.abs(rv);  // moduli (real)
+              Value rzero = p.zeros(acv.type);
+              Value cs = p.sel(band, acv, rzero), rs = p.sel(band, arv, rzero);
               Value cn = p.sqrt(p.sum(p.mul(cs, cs))), rn = p.sqrt(p.sum(p.mul(rs, rs)));
-              Value ca = p.reduce(p.sel(p.le(ix, p.vi(hi)), p.abs(cv), zero), {0}, "maximum", p.f(0));
-              Value ra = p.reduce(p.sel(p.ge(ix, p.vi(lo)), p.abs(rv), zero), {0}, "maximum", p.f(0));
+              Value ca = p.reduce(p.sel(p.le(ix, p.vi(hi)), acv, rzero), {0}, "maximum", p.f(0));
+              Value ra = p.reduce(p.sel(p.ge(ix, p.vi(lo)), arv, rzero), {0}, "maximum", p.f(0));
               Value skip0 = p.lor(p.eq(cn, p.f(0)), p.eq(rn, p.f(0)));
               Value s0 = p.add(cn, rn);
               // Grow f while c < r / 2 (carry f, c, ca, r, g, ra, count).
@@ -118,9 +119,9 @@ Balanced gebal(Ctx& c, const Value& a0) {
               Value g = p.div(one, f);
               Value row = p.row(), col = p.col();
               Value a1 = p.sel(p.land(p.bc(doit, row.type), p.land(p.eq(row, p.mrow(i)), p.ge(col, p.mrow(lo)))),
-                               p.mul(a, p.bc(g, a.type)), a);
+                               p.mul(a, p.bc(p.b.convert(g, a.type.dtype), a.type)), a);
               Value a2 = p.sel(p.land(p.bc(doit, row.type), p.land(p.eq(col, p.mrow(i)), p.le(row, p.mrow(hi)))),
-                               p.mul(a1, p.bc(f, a.type)), a1);
+                               p.mul(a1, p.bc(p.b.convert(f, a.type.dtype), a.type)), a1);
               Value scale2 = p.sel(doit, p.vset(scale, i, p.mul(si, f)), scale);
               return Values{a2, scale2, p.add(i, p.i(1)), hi, p.lor(t[4], doit), lo};
             });
@@ -138,25 +139,36 @@ std::pair<Value, Value> gehrd(Ctx& c, const Value& a0, const Value& lo, const Va
         Value ix = q.idx(), i1 = q.add(i, q.i(1));
         Value cv = q.col_of(a, i);
         Value alpha = q.get(a, i1, i);
-        Value x = q.sel(q.land(q.ge(ix, q.vi(q.add(i, q.i(2)))), q.le(ix, q.vi(hi))), cv, q.zeros(cv.type));
-        Value xnorm = q.sqrt(q.sum(q.mul(x, x)));
-        // ?larfg: beta = -sign(|(alpha, x)|, alpha), tau = (beta - alpha) / beta, v = x / (alpha - beta).
-        Value beta = q.neg(q.sign(q.hypot(alpha, xnorm), alpha));
+        Value zc = q.zeros(cv.type);
+        Value x = q.sel(q.land(q.ge(ix, q.vi(q.add(i, q.i(2)))), q.le(ix, q.vi(hi))), cv, zc);
+        Value ax = q.abs(x);
+        Value xnorm = q.sqrt(q.sum(q.mul(ax, ax)));
+        // ?larfg: beta = -sign(|(alpha, x)|, re alpha) (real), tau = (beta - alpha) / beta,
+        // v = x / (alpha - beta); no reflection (tau = 0) when x = 0 and alpha is real.
+        DType t = a.type.dtype;
+        bool cplx = hlo::is_complex(t);
+        Value alphr = q.b.real(alpha), alphi = q.b.imag(alpha);
+        Value beta = q.neg(q.sign(q.hypot(q.hypot(alphr, alphi), xnorm), alphr));
         Value zero_x = q.eq(xnorm, q.f(0));
-        Value tau = q.sel(zero_x, q.f(0), q.div(q.sub(beta, alpha), beta));
-        Value denom = q.sel(zero_x, q.f(1), q.sub(alpha, beta));
+        if (cplx) zero_x = q.land(zero_x, q.eq(alphi, q.f(0)));
+        Value safe_beta = q.sel(zero_x, q.f(1), beta);
+        Value tau = cplx ? q.b.complex(q.div(q.sub(beta, alphr), safe_beta), q.neg(q.div(alphi, safe_beta)))
+                         : q.div(q.sub(beta, alpha), safe_beta);
+        tau = q.sel(zero_x, q.fz(0, t), tau);
+        Value beta_t = q.b.convert(beta, t);
+        Value denom = q.sel(zero_x, q.fz(1, t), q.sub(alpha, beta_t));
         Value v = q.sel(q.eq(ix, q.vi(i1)), q.b.splat_float(x.type, 1.0), q.div(x, q.bc(denom, x.type)));
-        beta = q.sel(zero_x, alpha, beta);
+        beta_t = q.sel(zero_x, alpha, beta_t);
         Value row = q.row(), col = q.col();
-        Value tv = q.mul(q.bc(tau, v.type), v);
-        // From the right on rows 0..hi, then from the left on columns i+1..n-1.
+        Value vh = conj(q.b, v);
+        // From the right (A H, H = I - tau v v^H) on rows 0..hi, then H^H A on columns i+1..n-1.
         Value w = q.matvec(a, v);
-        Value a1 = q.sel(q.le(row, q.mrow(hi)), q.sub(a, q.outer(w, tv)), a);
-        Value u = q.vecmat(v, a1);
-        Value a2 = q.sel(q.gt(col, q.mrow(i)), q.sub(a1, q.outer(tv, u)), a1);
+        Value a1 = q.sel(q.le(row, q.mrow(hi)), q.sub(a, q.outer(q.mul(w, q.bc(tau, w.type)), vh)), a);
+        Value u = q.vecmat(vh, a1);
+        Value a2 = q.sel(q.gt(col, q.mrow(i)), q.sub(a1, q.outer(q.mul(v, q.bc(conj(q.b, tau), v.type)), u)), a1);
         Value below = q.land(q.eq(col, q.mrow(i)), q.gt(row, q.mrow(i1)));
-        Value a3 = q.set(q.sel(below, q.zeros(a.type), a2), i1, i, beta);
-        Value q2 = q.sub(qm, q.outer(q.matvec(qm, v), tv));
+        Value a3 = q.set(q.sel(below, q.zeros(a.type), a2), i1, i, beta_t);
+        Value q2 = q.sub(qm, q.outer(q.mul(q.matvec(qm, v), q.bc(tau, v.type)), vh));
         return Values{a3, q2, i1, hi};
       });
   return {out[0], out[1]};

@@ -54,7 +54,16 @@ Value real_schur_vectors(Ctx& c, const Value& t, const Value& z, const Value& w)
         Value Z2 = batched_matmul(q.b, Z, G);
         return Values{q.sel(is_pair, T2, T), q.sel(is_pair, Z2, Z), k1, s[3], s[4]};
       });
-  Value T = rot[0], Z = rot[1];
+  Value v = triangular_vectors(c, rot[0], rot[1], w);
+  // Real eigenvalues have real eigenvectors.
+  Value real_w = c.eq(c.b.imag(w), c.zeros(c.vec(c.r)));
+  Value vr = c.b.complex(c.b.real(v), c.zeros(c.mat(c.r)));
+  return c.sel(c.as_rows(real_w), vr, v);
+}
+
+Value triangular_vectors(Ctx& c, const Value& T, const Value& Z, const Value& w) {
+  const int64_t n = c.n;
+  DType cx = c.cplx();
   // Back-substitution for all eigenvectors at once, row j from n-2 up to 0.
   double smlnum = c.safmin() * (static_cast<double>(n) / c.ulp()), ulp = c.ulp();
   Values bs = loop(
@@ -75,11 +84,7 @@ Value real_schur_vectors(Ctx& c, const Value& t, const Value& z, const Value& w)
         Value X2 = q.sel(q.land(q.eq(row, q.mrow(j)), q.gt(col, q.mrow(j))), q.as_rows(xj), X);
         return Values{X2, q.sub(j, q.i(1)), T, w};
       });
-  Value v = batched_matmul(c.b, Z, bs[0]);
-  // Real eigenvalues have real eigenvectors.
-  Value real_w = c.eq(c.b.imag(w), c.zeros(c.vec(c.r)));
-  Value vr = c.b.complex(c.b.real(v), c.zeros(c.mat(c.r)));
-  return c.sel(c.as_rows(real_w), vr, v);
+  return batched_matmul(c.b, Z, bs[0]);
 }
 
 Value normalize(Ctx& c, const Value& v, const Value& rotate) {
