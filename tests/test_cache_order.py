@@ -216,7 +216,8 @@ def test_cache_order(tmp_path):
         summary += f"\nall {len(failures)} differences: {full}"
         pytest.fail(f"{summary}\nby category: {dict(by_kind)}\nby op: {dict(by_op)}\n" + "\n".join("\n".join(ls) for ls in shown) +
                     (f"\n... and {len(failures) - len(shown)} more" if len(failures) > len(shown) else ""))
-    assert len(native_ops) >= MIN_OPS, f"only {len(native_ops)} ATen ops ran natively: {sorted(native_ops)}"
+    if not os.environ.get("CACHE_ORDER_ONLY"):  # (a filtered run checks only the ops it picked)
+        assert len(native_ops) >= MIN_OPS, f"only {len(native_ops)} ATen ops ran natively: {sorted(native_ops)}"
 
 
 def _brief(result):

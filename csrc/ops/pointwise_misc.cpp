@@ -18,11 +18,27 @@ struct Lifted {
   std::vector<Value> x;  // the listed arguments in the compute dtype, broadcast
 };
 
+// The CPU's C++ name of a real result type, for its conversion error message.
+const char* cpp_type_name(DType t) {
+  switch (t) {
+    case DType::F64: return "double";
+    case DType::F16: return "c10::Half";
+    case DType::BF16: return "c10::BFloat16";
+    default: return "float";
+  }
+}
+
 // Scalar-schema arguments (lerp's weight, addcmul's value) go straight to the
-// compute dtype, as the CPU kernels read them.
+// compute dtype, as the CPU kernels read them. A complex Scalar for a real
+// result: the CPU's value.to<scalar_t>() refuses a nonzero imaginary part (a
+// runtime operand here, so checked at run time).
 Lifted lift_all(Builder& b, const OpCall& c, const Values& v, std::initializer_list<size_t> args) {
   const TensorType& out = c.outputs[0];
   Lifted l{out.dtype, compute_type(out.dtype), {}};
+  for (size_t i : args)
+    if (c.arg(i).kind == Arg::Kind::Scalar && hlo::is_complex(operand(c, v, i).type.dtype) && !hlo::is_complex(out.dtype))
+      runtime_check(b, b.compare(b.imag(operand(c, v, i)), b.splat_float(b.imag(operand(c, v, i)).type, 0), "NE"),
+                    std::string("value cannot be converted to type ") + cpp_type_name(out.dtype) + " without overflow");
   for (size_t i : args)
     l.x.push_back(c.arg(i).kind == Arg::Kind::Scalar ? lift_scalar(b, c, v, i, out.dtype, l.ct, out.dims)
                                                       : lift(b, c, v, i, out.dtype, l.ct, out.dims));

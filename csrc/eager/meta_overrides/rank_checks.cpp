@@ -1,4 +1,4 @@
-// Convolution, mv and the triangular/LU solves: the CPU's rank checks (and
+// Convolution, mv and the triangular/LU/general solves: the CPU's rank checks (and
 // exception types) where the meta kernels assert or index first.
 #include "eager/meta_overrides/registry.h"
 
@@ -33,7 +33,16 @@ MetaOverride square_solve_meta(const char* name, const char* a_label, const char
   };
 }
 
+// _linalg_solve_ex(A, B, ...): A needs 2 dims, B 1 (a vector right side), with
+// the CPU's RuntimeErrors (the meta kernel asserts).
+std::vector<c10::IValue> solve_meta(const torch::jit::Stack& stack, size_t first) {
+  TORCH_CHECK(stack[first].toTensor().dim() >= 2, "linalg.solve: The input tensor A must have at least 2 dimensions.");
+  TORCH_CHECK(stack[first + 1].toTensor().dim() >= 1, "linalg.solve: The input tensor B must have at least 2 dimensions.");
+  return default_meta("aten::_linalg_solve_ex", "", stack, first);
+}
+
 const MetaOverrideRegistrar registrar{
+    {"aten::_linalg_solve_ex", solve_meta},
     {"aten::convolution", convolution_meta("aten::convolution")},
     {"aten::_convolution", convolution_meta("aten::_convolution")},
     {"aten::mv", mv_meta},
