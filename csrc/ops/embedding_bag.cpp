@@ -19,6 +19,7 @@
 #include "ops/elementwise_common.h"
 #include "ops/registry.h"
 #include "ops/runtime_check.h"
+#include "ops/type_promotion.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -248,11 +249,11 @@ Values embedding_bag_forward(Builder& b, const OpCall& c, const Values& v) {
 TORCH_TPU_LOWERING("_embedding_bag", embedding_bag_forward);
 TORCH_TPU_LOWERING("_embedding_bag_forward_only", embedding_bag_forward);
 
-void require_index_dtype(const Value& x, const char* name, int pos) {
-  if (x.type.dtype != DType::I64 && x.type.dtype != DType::I32)
+void require_index_dtype(const TensorType& x, const char* name, int pos) {
+  if (x.dtype != DType::I64 && x.dtype != DType::I32)
     throw std::invalid_argument(std::string("Expected tensor for argument #") + std::to_string(pos) + " '" + name +
                                 "' to have one of the following scalar types: Long, Int; but got " +
-                                torch_dtype_name(x.type.dtype) + " instead (while checking arguments for embedding_bag)");
+                                torch_dtype_name(x.dtype) + " instead (while checking arguments for embedding_bag)");
 }
 
 // offset2bag as the backward ops take it: recomputed from all the offsets
@@ -340,16 +341,37 @@ Value dense_backward(Builder& b, const OpCall& c, const Value& grad_in, const Va
   return b.convert(gw, dt);
 }
 
+bool non_contiguous(const OpCall& c, size_t arg) {
+  size_t k = static_cast<size_t>(c.arg(arg).operand());
+  return k < c.operand_contiguous.size() && c.operand_contiguous[k] == 0;
+}
+
+void require_contiguous(const OpCall& c, size_t arg, const char* name) {
+  if (non_contiguous(c, arg))
+    throw std::invalid_argument(std::string("Expected contiguous tensor, but got non-contiguous tensor for argument #1 '") +
+                                name + "' (while checking arguments for embedding_bag)");
+}
+
 // _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size,
 // maximum_indices, num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights?, padding_idx)
 TORCH_TPU_LOWERING("_embedding_bag_backward", [](Builder& b, const OpCall& c, const Values& v) {
-  if (c.arg(9).b) throw NotLowered(c.op + ": sparse gradients are not lowered");
   const Value& idx = operand(c, v, 1);
   const Value& off = operand(c, v, 2);
-  require_index_dtype(idx, "indices", 1);
-  require_index_dtype(off, "offsets", 1);
+  const Value& o2b_in = operand(c, v, 3);
+  // the CPU's checks, in its order: indices and offsets promoted together
+  DType common = promote_types(idx.type.dtype, off.type.dtype);
+  require_index_dtype(TensorType(common, {}), "indices", 1);
+  require_contiguous(c, 1, "indices");
+  require_contiguous(c, 2, "offsets");
+  if (idx.type.numel() != 0 && o2b_in.type.numel() == 0) {
+    if (idx.type.rank() == 0) throw std::out_of_range("Dimension specified as 0 but tensor has no dimensions");
+  } else {
+    require_index_dtype(o2b_in.type, "offset2bag", 1);
+    require_contiguous(c, 3, "offset2bag");
+  }
+  if (c.arg(9).b) throw NotLowered(c.op + ": sparse gradients are not lowered");
   if (idx.type.rank() != 1) throw NotLowered(c.op + ": only 1-D indices are lowered");
-  Value o2b = backward_offset2bag(b, operand(c, v, 3), off, idx.type.dims[0]);
+  Value o2b = backward_offset2bag(b, o2b_in, off, idx.type.dims[0]);
   return Values{dense_backward(b, c, operand(c, v, 0), idx, o2b, operand(c, v, 4), operand(c, v, 5), c.arg(7).b,
                                c.arg(8).i, optional_operand(c, v, 10), c.arg(11).i)};
 });
@@ -375,7 +397,12 @@ TORCH_TPU_LOWERING("_embedding_bag_per_sample_weights_backward", [](Builder& b, 
   const Value& weight = operand(c, v, 1);
   const Value& idx_in = operand(c, v, 2);
   const Value& off = operand(c, v, 3);
-  require_index_dtype(idx_in, "indices", 1);
+  require_index_dtype(TensorType(promote_types(idx_in.type.dtype, off.type.dtype), {}), "indices", 1);
+  require_contiguous(c, 2, "indices");
+  if (idx_in.type.numel() == 0 || operand(c, v, 4).type.numel() != 0) {
+    require_index_dtype(operand(c, v, 4).type, "offset2bag", 1);
+    require_contiguous(c, 4, "offset2bag");
+  }
   const TensorType& out = c.outputs[0];
   DType ct = compute_type(out.dtype);
   int64_t n = idx_in.type.dims[0], d = grad_in.type.dims[1], pad = c.arg(6).i;
