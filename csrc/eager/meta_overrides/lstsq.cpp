@@ -126,6 +126,13 @@ std::vector<c10::IValue> lstsq_out_meta(const torch::jit::Stack& stack, size_t f
   }
   // Other dtypes: the rule raises the CPU kernel's NotImplementedError (from
   // here it would read as a data-dependent shape and run the CPU).
+  // gelsd's LAPACK call rejects nrhs = 0 for a non-empty matrix (the CPU
+  // raises; gelss crashes there, the result here is the natural one).
+  int64_t batch_count = 1;
+  for (int64_t d : batch) batch_count *= d;
+  TORCH_CHECK(!(driver == "gelsd" && lapack_type && nrhs == 0 && m > 0 && n > 0 && batch_count > 0),
+              "torch.linalg.lstsq: Argument 4 has illegal value. Most certainly there is a bug in the "
+              "implementation calling the backend library.");
   std::vector<int64_t> sol = batch;
   sol.push_back(n);
   if (!vector_case) sol.push_back(nrhs);
