@@ -7,6 +7,8 @@
 // matrix of a batch is solved in turn inside one while loop; float32 runs in
 // float32 / complex64 only. Eigenvalues are complex of the input's precision.
 // Complex input follows zgeev (zlahqr's single-shift QR, ztrevc).
+#include <cmath>
+
 #include "ops/linalg/eig.h"
 #include "ops/registry.h"
 #include "ops/runtime_check.h"
@@ -33,10 +35,18 @@ std::pair<Value, Value> geev(Builder& b, const OpCall& c, const Value& a, bool v
         const Value& idx = s[0];
         Value z0 = q.i(0);
         Value m = q.b.reshape(q.b.dynamic_slice(s[1], {idx, z0, z0}, {1, n, n}), {n, n});
+        // A non-finite matrix is an error (checked below): solve zeros instead, so the loops end.
+        Value fin = q.b.emit1("is_finite", {q.b.real(m)}, "", q.mat(DType::Pred));
+        if (cplx) fin = q.land(fin, q.b.emit1("is_finite", {q.b.imag(m)}, "", q.mat(DType::Pred)));
+        Value all_fin = q.reduce(fin, {0, 1}, "and", q.t(true));
+        m = q.sel(all_fin, m, q.zeros(m.type));
         eig::Balanced bal = eig::gebal(q, m);
         auto [h, qm] = eig::gehrd(q, bal.a, bal.lo, bal.hi);
         eig::Schur sch = cplx ? eig::zlahqr(q, h, qm, bal.lo, bal.hi) : eig::lahqr(q, h, qm, bal.lo, bal.hi);
         Value w = cplx ? q.diag(sch.t) : eig::schur_eigenvalues(q, sch.t);
+        // (eigvals of a non-finite matrix: NaN, as the CPU's LAPACK returns, rather than an error)
+        Value nan = q.b.splat_float(q.vec(q.r), std::nan(""));
+        w = q.sel(all_fin, w, q.b.complex(nan, nan));
         Value W = q.b.dynamic_update_slice(s[2], q.b.reshape(w, {1, n}), {idx, z0});
         Value V = s[3];
         if (vectors) {
@@ -48,7 +58,15 @@ std::pair<Value, Value> geev(Builder& b, const OpCall& c, const Value& a, bool v
         }
         return Values{q.add(idx, q.i(1)), s[1], W, V, q.lor(s[4], sch.failed)};
       });
-  add_runtime_check(out[4], CheckKind::Runtime,
+  // The CPU refuses non-finite input (its message), before LAPACK runs.
+  Value finite = b.emit1("is_finite", {cplx ? b.real(x) : x}, "", x.type.with_dtype(DType::Pred));
+  if (cplx) finite = b.binary("and", finite, b.emit1("is_finite", {b.imag(x)}, "", x.type.with_dtype(DType::Pred)));
+  Value all_finite = b.reduce({finite}, {b.constant_bool(true)}, {0, 1, 2},
+                              [](Builder& rb, const Values& q) { return Values{rb.binary("and", q[0], q[1])}; })[0];
+  if (vectors)
+    add_runtime_check(b.unary("not", all_finite), CheckKind::Runtime,
+                      std::string("torch.linalg.eig: input tensor should not contain infs or NaNs."));
+  add_runtime_check(b.binary("and", all_finite, out[4]), CheckKind::Runtime,
                     c.op + ": The algorithm failed to converge because the input matrix is ill-conditioned or has "
                            "too many repeated eigenvalues");
   return {out[2], out[3]};
