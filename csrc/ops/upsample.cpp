@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "ops/lowering_error.h"
 #include "ops/registry.h"
 #include "ops/static_index.h"
 #include "ops/type_promotion.h"
@@ -186,9 +187,97 @@ std::vector<Taps> all_taps(const OpCall& c, Mode mode, const std::vector<int64_t
   return r;
 }
 
+// uint8 bilinear/bicubic (2-d only, as on the CPU): the CPU's separable
+// fixed-point kernel. Per dimension, weights are computed in double over a
+// window of interp_size taps starting at index_min (weights of taps beyond the
+// edges folded into the edge taps), scaled to int16 with the largest precision
+// that keeps 2 * max weight below 2^15; each output is the int32 dot product
+// plus half an LSB, shifted down and clamped to [0, 255]. The last dimension is
+// resampled first and the intermediate image is uint8 again; a dimension whose
+// size is unchanged is skipped.
+struct FixedPointTaps {
+  std::vector<int64_t> index_min;
+  std::vector<std::vector<double>> weight;  // [tap][output], scaled, integral
+  int precision = 0;
+};
+
+double filter(double x, bool cubic) {
+  x = std::fabs(x);
+  if (!cubic) return x < 1.0 ? 1.0 - x : 0.0;
+  const double a = -0.75;  // the CPU uses OpenCV's constant without antialiasing
+  if (x < 1.0) return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2.0) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0.0;
+}
+
+FixedPointTaps fixed_point_taps(int64_t in, int64_t out, bool align, std::optional<double> scale, bool cubic) {
+  const int64_t interp = cubic ? 4 : 2, support = interp / 2;
+  double s = pixel_scale<double>(in, out, align, scale);
+  FixedPointTaps r;
+  r.weight.assign(interp, std::vector<double>(out, 0.0));
+  double wt_max = 0.0;
+  for (int64_t i = 0; i < out; ++i) {
+    int64_t idx;
+    double lambda;
+    floor_and_fraction<double>(source_index<double>(s, i, align, cubic), in, idx, lambda);
+    int64_t unbound_min = idx - support + 1, lo = std::max<int64_t>(unbound_min, 0);
+    int64_t size = std::clamp<int64_t>(std::min(idx + support + 1, in) - lo, 0, interp);
+    r.index_min.push_back(lo);
+    int64_t k = 0;
+    for (int64_t j = 0; j < interp; ++j) {
+      double w = filter(static_cast<double>(j + 1 - support) - lambda, cubic);
+      if (unbound_min + j <= 0) k = 0;
+      else if (unbound_min + j >= in - 1) k = size - 1;
+      r.weight[k][i] += w;
+      wt_max = std::max(wt_max, r.weight[k][i]);
+      ++k;
+    }
+  }
+  for (r.precision = 0; r.precision < 22; ++r.precision)
+    if (static_cast<int>(0.5 + wt_max * (1 << (r.precision + 1))) >= (1 << 15)) break;
+  for (auto& tap : r.weight)
+    for (double& w : tap) {
+      double x = w * (1 << r.precision);
+      w = x < 0 ? static_cast<int>(-0.5 + x) : static_cast<int>(0.5 + x);
+    }
+  return r;
+}
+
+Values forward_uint8(Builder& b, const OpCall& c, const Values& v, Mode mode) {
+  Value x = operand(c, v, 0);
+  const TensorType& out = c.outputs[0];
+  if (out.numel() == 0 || x.type.numel() == 0) return Values{b.splat_int(out, 0)};
+  bool align = c.arg(2).b;
+  for (int64_t dim : {3, 2}) {
+    int64_t in = x.type.dims[dim], n = out.dims[dim];
+    if (in == n) continue;
+    FixedPointTaps taps = fixed_point_taps(in, n, align, scale_arg(c, 3 + (dim - 2)), mode == Mode::Cubic);
+    Value xi = b.convert(x, DType::I32), acc;
+    for (size_t k = 0; k < taps.weight.size(); ++k) {
+      std::vector<int64_t> idx;  // a tap past the edge has weight 0; read a valid index
+      for (int64_t i = 0; i < n; ++i) idx.push_back(std::min<int64_t>(taps.index_min[i] + static_cast<int64_t>(k), in - 1));
+      Value g = si::take(b, xi, dim, idx);
+      Value w = b.broadcast_in_dim(b.convert(si::floats(b, DType::F32, taps.weight[k]), DType::I32), g.type.dims, {dim});
+      g = b.multiply(g, w);
+      acc = acc.name.empty() ? g : b.add(acc, g);
+    }
+    acc = b.add(acc, b.splat_int(acc.type, int64_t{1} << (taps.precision - 1)));
+    acc = b.binary("shift_right_arithmetic", acc, b.splat_int(acc.type, taps.precision));
+    acc = b.binary("minimum", b.binary("maximum", acc, b.splat_int(acc.type, 0)), b.splat_int(acc.type, 255));
+    x = b.convert(acc, DType::U8);
+  }
+  return Values{x};
+}
+
 Values forward(Builder& b, const OpCall& c, const Values& v, Mode mode) {
   const Value& self = operand(c, v, 0);
   const TensorType& out = c.outputs[0];
+  if (self.type.dtype == DType::U8 && (mode == Mode::Linear || mode == Mode::Cubic)) {
+    // The CPU takes uint8 only in its 2-d fixed-point kernel; 1-d/3-d raise there.
+    if (self.type.rank() != 4)
+      throw NotImplemented(c.op + ": \"compute_indices_weights_linear\" not implemented for 'Byte'");
+    return forward_uint8(b, c, v, mode);
+  }
   auto taps = all_taps(c, mode, self.type.dims, false, self.type.dtype);
   if (out.numel() == 0 || self.type.numel() == 0) return Values{b.splat_int(out, 0)};
   bool nearest = mode == Mode::Nearest || mode == Mode::NearestExact;

@@ -69,6 +69,36 @@ def test_nearest_uint8_and_layouts():
     check_grads(lambda t: F.interpolate(t, size=(7, 3), mode="bilinear"), x.transpose(2, 3))
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("channels", [3, 5])
+@pytest.mark.parametrize("resize", range(len(RESIZES)))
+@pytest.mark.parametrize("align", [False, True])
+def test_uint8_fixed_point(mode, channels, resize, align):
+    """uint8 bilinear/bicubic: the CPU's int16 fixed-point weights, bit for bit
+    (full-range pixels, so rounding and the bicubic overshoot clamp show)."""
+    kind, arg = RESIZES[resize]
+    g = torch.Generator().manual_seed(resize * 7 + channels)
+    x = torch.randint(0, 256, (2, channels, 9, 13), dtype=torch.uint8, generator=g)
+    check(interp(2, kind, arg, mode, align), x)
+    check(interp(2, kind, arg, mode, align), x.contiguous(memory_format=torch.channels_last))
+    check(interp(2, kind, arg, mode, align), x[:, :, ::2, 1:])  # a strided view
+
+
+def test_uint8_downscale_and_bad_ranks():
+    x = torch.randint(0, 256, (1, 3, 270, 270), dtype=torch.uint8, generator=torch.Generator().manual_seed(0))
+    check(lambda t: F.interpolate(t, size=(130, 61), mode="bilinear"), x)
+    check(lambda t: F.interpolate(t, size=(4, 300), mode="bicubic", align_corners=True), x)
+    check(lambda t: F.interpolate(t, size=(270, 100), mode="bilinear"), x)   # one dimension unchanged
+    check(lambda t: F.interpolate(t, size=(3, 5), mode="bilinear"), x[:0])   # an empty batch
+    # 1-d and 3-d linear take no uint8 on the CPU: the same NotImplementedError.
+    for shape, mode in (((1, 2, 6), "linear"), ((1, 2, 3, 4, 5), "trilinear")):
+        t = torch.zeros(shape, dtype=torch.uint8)
+        with pytest.raises(NotImplementedError):
+            F.interpolate(t, scale_factor=2.0, mode=mode)
+        with pytest.raises(NotImplementedError, match="not implemented for 'Byte'"):
+            F.interpolate(t.to("tpu"), scale_factor=2.0, mode=mode).cpu()
+
+
 def test_empty_and_single_pixel():
     check(lambda t: F.interpolate(t, size=(4, 4), mode="bilinear"), make((0, 3, 2, 2), torch.float32))
     check(lambda t: F.interpolate(t, size=(5, 3), mode="bilinear", align_corners=True), make((1, 2, 1, 1), torch.float32))
