@@ -1,0 +1,76 @@
+// logcumsumexp on complex values, as the CPU's kernel: a sequential scan
+// along the dim (one stablehlo.while step per position) of
+// cum = _log_add_exp_helper(x[i], cum) from (-inf, 0). The order matters for
+// complex values beyond rounding: each step keeps the imaginary part of the
+// operand with the larger real part and adds arg(1 + exp(min - max)), so a
+// different combining order (a parallel scan) can land on another branch of
+// the logarithm (2 pi apart). The CPU accumulates complex64 in complex128;
+// this stays in complex64 (TPU-portable), within its rounding of that.
+#include <limits>
+
+#include "ops/elementwise_common.h"
+#include "ops/registry.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+using namespace ew;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The CPU's complex _log_add_exp_helper(x, y) with its _logcumsumexp_minmax:
+// NaN (in either part) of either gives NaN + NaN i; min/max by real part, y
+// first on ties; equal infinite real parts give min (-inf) or
+// log(exp(min) + exp(max)) (+inf); else log1p(exp(min - max)) + max.
+Value log_add_exp(Builder& b, const Value& x, const Value& y) {
+  Value xr = b.real(x), yr = b.real(y);
+  Value x_is_min = b.compare(xr, yr, "LT");
+  Value lo = b.select(x_is_min, x, y), hi = b.select(x_is_min, y, x);
+  Value lo_r = b.real(lo), hi_r = b.real(hi);
+  Value nan = logical_or(b, logical_or(b, is_nan(b, xr), is_nan(b, b.imag(x))),
+                         logical_or(b, is_nan(b, yr), is_nan(b, b.imag(y))));
+  Value inf_tie = logical_and(b, b.compare(magnitude(b, lo_r), b.splat_float(lo_r.type, kInf), "EQ"),
+                              b.compare(lo_r, hi_r, "EQ"));
+  Value neg_inf = b.compare(lo_r, b.splat_float(lo_r.type, 0), "LT");
+  Value general = b.add(b.unary("log_plus_one", b.unary("exponential", b.subtract(lo, hi))), hi);
+  Value pos_inf = b.unary("log", b.add(b.unary("exponential", lo), b.unary("exponential", hi)));
+  Value r = b.select(inf_tie, b.select(neg_inf, lo, pos_inf), general);
+  Value nan_c = b.complex(b.splat_float(xr.type, kNaN), b.splat_float(xr.type, kNaN));
+  return b.select(nan, nan_c, r);
+}
+
+// logcumsumexp(self, dim); a 0-d input is its own result, as on the CPU.
+TORCH_TPU_COMPLEX_LOWERING("logcumsumexp", [](Builder& b, const OpCall& c, const Values& v) {
+  const TensorType& out = c.outputs[0];
+  Value x = b.convert(operand(c, v, 0), out.dtype);
+  int64_t rank = x.type.rank();
+  if (rank == 0 || x.type.numel() == 0) return Values{x};
+  int64_t dim = wrap_dim(c.arg(1).i, rank);
+  int64_t n = x.type.dims[dim];
+  std::vector<int64_t> slab = x.type.dims;
+  slab[dim] = 1;
+  TensorType slab_t(out.dtype, slab), scalar_i{DType::I64, {}};
+  DType part = hlo::complex_component(out.dtype);
+  TensorType slab_r(part, slab);
+  Value init = b.complex(b.splat_float(slab_r, -kInf), b.splat_float(slab_r, 0));
+  std::vector<TensorType> types{scalar_i, x.type, slab_t, x.type};
+  Values res = b.emit(
+      "stablehlo.while", {b.constant_int(DType::I64, 0), x, init, b.splat_float(x.type, 0)}, "", types,
+      {{types,
+        [n](Builder& r, const Values& a) {
+          return Values{r.compare(a[0], r.constant_int(DType::I64, n), "LT")};
+        }},
+       {types, [dim, rank, slab](Builder& r, const Values& a) {
+          std::vector<Value> starts;
+          for (int64_t d = 0; d < rank; ++d) starts.push_back(d == dim ? a[0] : r.constant_int(DType::I64, 0));
+          Value xi = r.dynamic_slice(a[1], starts, slab);
+          Value cum = log_add_exp(r, xi, a[2]);
+          Value o = r.dynamic_update_slice(a[3], cum, starts);
+          return Values{r.add(a[0], r.constant_int(DType::I64, 1)), a[1], cum, o};
+        }}});
+  return Values{res[3]};
+});
+
+}  // namespace
+}  // namespace torch_tpu::ops
