@@ -160,3 +160,22 @@ def test_no_autograd():
     a = matrix((4, 4), torch.float64, small_diag=True)
     check_raises_like_cpu(lambda t: torch.linalg.ldl_factor_ex(t.requires_grad_())[0].sum().backward(),
                           to_tpu(a))
+
+
+NONFINITE = [[[float("nan"), 1.0], [3e38, 0.0]], [[float("nan"), 0.0], [0.0, 1.0]], [[1.0, 0.0], [float("nan"), 1.0]],
+             [[float("inf"), 0.0], [1.0, 1.0]], [[-float("inf"), -1.0, 1.0, -float("inf")]] * 4,
+             [[5.0, 0.0, 0.0], [1.0, float("nan"), 0.0], [float("nan"), 3.0, 1.0]],
+             [[0.1, 0, 0, 0], [1, 0.1, 0, 0], [3, 2, 1, 0], [float("nan"), 1, 1, 1]]]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.complex128], ids=str)
+@pytest.mark.parametrize("m", range(len(NONFINITE)))
+def test_factor_nonfinite(m, dtype):
+    # The CPU's (MKL's) NaN / inf conventions: i?amax picks the first NaN, Fortran MAX keeps its second
+    # argument on NaN, ?syr skips alpha = 0 and x_j = 0, the complex routines stop at a NaN diagonal.
+    a = torch.tensor(NONFINITE[m]).to(dtype)
+    for hermitian in (False, True):
+        LD, piv, info = torch.linalg.ldl_factor_ex(a, hermitian=hermitian)
+        tLD, tpiv, tinfo = to_cpu(tuple(torch.linalg.ldl_factor_ex(to_tpu(a), hermitian=hermitian)))
+        assert torch.equal(tpiv, piv) and torch.equal(tinfo, info)
+        torch.testing.assert_close(tLD, LD, equal_nan=True)

@@ -126,23 +126,40 @@ LDL sytf2(Builder& b, const Value& a, bool herm) {
 
     Value active = rb.compare(k, i_s(n), "LT");
     Value kv = v2(k);
-    // COLMAX / IMAX: the first largest CABS1 below the diagonal in column k.
+    // The CPU's (MKL's) i?amax over the entries of `mag` (nb, n) where `in`: the
+    // first NaN if there is one, else the first index of the largest value.
+    // Returns (index, its value).
+    auto iamax = [&](const Value& mag, const Value& in) {
+      Value isnan = pand(in, rb.compare(mag, mag, "NE"));
+      Value first_nan = reduce_op(rb, rb.select(isnan, vi, rb.splat_int(vt, n)), 1, "minimum", rb.constant_int(DType::I64, n));
+      Value has_nan = rb.compare(first_nan, i_s(n), "LT");
+      Value m = rb.select(pand(in, pnot(isnan)), mag, rb.splat_float(rv, -1.0));
+      Value mx = reduce_op(rb, m, 1, "maximum", rb.lowest(re_t));
+      Value at = reduce_op(rb, rb.select(pand(in, rb.compare(m, v2(mx), "EQ")), vi, rb.splat_int(vt, n)), 1, "minimum",
+                           rb.constant_int(DType::I64, n));
+      return std::make_pair(rb.select(has_nan, first_nan, at), rb.select(has_nan, r_s(NAN), mx));
+    };
+    // Fortran's MAX(a, b) as compiled for the CPU's LAPACK (x86 maxsd): a > b ? a : b,
+    // so b when either is NaN (MKL's ?sytf2 has no separate NaN test).
+    auto fmax = [&](const Value& a, const Value& bb) { return rb.select(rb.compare(a, bb, "GT"), a, bb); };
+    // COLMAX / IMAX: the largest CABS1 below the diagonal in column k (0 in the last column).
     Value ck = column(w0, k);
     Value absakk = dmag(elem(ck, k));
-    Value below = rb.compare(vi, kv, "GT");
-    Value cm = rb.select(below, cabs1(rb, ck), rb.splat_float(rv, -1.0));
-    Value colmax = rb.maximum(reduce_op(rb, cm, 1, "maximum", rb.lowest(re_t)), r_s(0.0));
-    Value is_max = pand(below, rb.compare(cm, v2(colmax), "EQ"));
-    Value imax = reduce_op(rb, rb.select(is_max, vi, rb.splat_int(vt, n)), 1, "minimum", rb.constant_int(DType::I64, n));
-    imax = rb.select(rb.compare(imax, i_s(n), "GE"), k, imax);
-    // ROWMAX: the largest off-diagonal CABS1 in row / column imax of the trailing block.
-    Value ri = row_at(w0, imax);
-    Value in_row = pand(rb.compare(vi, kv, "GE"), rb.compare(vi, v2(imax), "NE"));
-    Value rowmax = reduce_op(rb, rb.select(in_row, cabs1(rb, ri), rb.splat_float(rv, -1.0)), 1, "maximum", rb.lowest(re_t));
+    Value k1 = rb.add(k, i_s(1));
+    Value last = rb.compare(k1, i_s(n), "GE");
+    auto [imax0, colmax0] = iamax(cabs1(rb, ck), rb.compare(vi, kv, "GT"));
+    Value imax = rb.select(last, k, imax0), colmax = rb.select(last, r_s(0.0), colmax0);
+    // ROWMAX: the largest off-diagonal CABS1 in row imax (columns k..imax-1), then
+    // in column imax below the diagonal (the same magnitudes in the full matrix).
+    Value ri = row_at(w0, imax), rmag = cabs1(rb, ri), imax1 = rb.add(imax, i_s(1));
+    Value rowmax = iamax(rmag, pand(rb.compare(vi, kv, "GE"), rb.compare(vi, v2(imax), "LT"))).second;
+    Value below_i = iamax(rmag, rb.compare(vi, v2(imax), "GT")).second;
+    rowmax = rb.select(rb.compare(imax1, i_s(n), "LT"), fmax(rowmax, below_i), rowmax);
     Value aii = dmag(elem(ri, imax));
     Value alpha = r_s(kAlpha);
-    Value zero_col = rb.binary("or", rb.compare(rb.maximum(absakk, colmax), r_s(0.0), "EQ"),
-                               rb.compare(absakk, absakk, "NE"));
+    Value zero_col = rb.compare(fmax(absakk, colmax), r_s(0.0), "EQ");
+    // The complex routines (zsytf2 / zhetf2 in MKL) also stop at a NaN diagonal.
+    if (hlo::is_complex(f)) zero_col = rb.binary("or", zero_col, rb.compare(absakk, absakk, "NE"));
     Value c1 = rb.compare(absakk, rb.multiply(alpha, colmax), "GE");
     Value c2 = rb.compare(absakk, rb.multiply(rb.multiply(alpha, colmax), rb.divide(colmax, rowmax)), "GE");
     Value c3 = rb.compare(aii, rb.multiply(alpha, rowmax), "GE");
@@ -163,7 +180,6 @@ LDL sytf2(Builder& b, const Value& a, bool herm) {
     Value w = rb.select(pand(trail, rb.compare(col, m3(kk), "EQ")), ckp,
                         rb.select(pand(trail, rb.compare(col, m3(kp), "EQ")), ckk, w1));
 
-    Value k1 = rb.add(k, i_s(1));
     Value c0 = column(w, k), c1v = column(w, k1);
     auto outer = [&](const Value& x, const Value& y) {  // x_i * y_j
       return rb.multiply(rb.broadcast_in_dim(x, d.mat(), {0, 1}), rb.broadcast_in_dim(y, d.mat(), {0, 2}));
@@ -175,10 +191,22 @@ LDL sytf2(Builder& b, const Value& a, bool herm) {
     Value x = rb.select(rb.compare(vi, kv, "GT"), c0, rb.splat_float(fv, 0.0));
     Value dk = elem(c0, k);
     Value d11 = rb.divide(rb.splat_float(dk.type, 1.0), herm ? real_part(rb, dk) : dk);
+    if (hlo::is_complex(f) && !herm) {
+      // The CPU's complex 1 / D is NaN (not 0) for an infinite D (the textbook formula).
+      Value inf = r_s(INFINITY);
+      Value is_inf = rb.binary("or", rb.compare(rb.unary("abs", rb.real(dk)), inf, "EQ"),
+                               rb.compare(rb.unary("abs", rb.imag(dk)), inf, "EQ"));
+      Value nan = r_s(NAN);
+      d11 = rb.select(is_inf, rb.complex(nan, nan), d11);
+    }
     Value temp = rb.multiply(v2(rb.negate(d11)), cj(x));
     Value upd1 = rb.add(w, outer(x, temp));
     Value one3 = m3(one);
-    w = rb.select(pand(one3, rows_k), upd1, w);
+    // The reference BLAS ?syr / ?her return at once when alpha = -1/D is 0 and skip
+    // column j where x_j = 0 (no 0 * inf there).
+    Value live = pand(rb.compare(d11, rb.splat_float(d11.type, 0.0), "NE"), one);
+    Value xj_nz = rb.broadcast_in_dim(rb.compare(x, rb.splat_float(fv, 0.0), "NE"), d.mat(), {0, 2});
+    w = rb.select(pand(pand(m3(live), xj_nz), rows_k), upd1, w);
     w = rb.select(pand(one3, pand(rb.compare(col, m3(k), "EQ"), rb.compare(row, m3(k), "GT"))),
                   rb.broadcast_in_dim(rb.multiply(x, v2(d11)), d.mat(), {0, 1}), w);
     // 2x2 pivot: (W_k, W_k+1) = (L_k, L_k+1) D, A[k+2:, k+2:] -= W D^-1 W^T.
@@ -305,10 +333,14 @@ Value sytrs(Builder& b, const Value& ld, const Value& piv, const Value& rhs, boo
     TensorType vt(DType::I64, {x.nb, x.n});
     return sum_int_dim(rb, rb.select(rb.compare(x.vi, bs(rb, k, {x.nb, x.n}), "EQ"), p, rb.splat_int(vt, 0)), 1);
   };
-  auto outer_sub = [](Ctx& x, const Value& bv, const Value& l, const Value& r) {  // B + l_i * (-r_j)
+  // B[i, j] + l_i * (-r_j) for rows i > `above` (?ger: columns j with r_j = 0 are skipped).
+  auto outer_sub = [](Ctx& x, const Value& bv, const Value& l, const Value& r, const Value& above) {
     Builder& rb = x.rb;
-    return rb.add(bv, rb.multiply(rb.broadcast_in_dim(l, x.bd(), {0, 1}),
-                                  rb.broadcast_in_dim(rb.negate(r), x.bd(), {0, 2})));
+    Value upd = rb.add(bv, rb.multiply(rb.broadcast_in_dim(l, x.bd(), {0, 1}),
+                                       rb.broadcast_in_dim(rb.negate(r), x.bd(), {0, 2})));
+    Value nz = rb.broadcast_in_dim(rb.compare(r, rb.splat_float(r.type, 0.0), "NE"), x.bd(), {0, 2});
+    Value rows = rb.compare(x.brow, bs(rb, above, x.bd()), "GT");
+    return rb.select(rb.binary("and", nz, rows), upd, bv);
   };
   auto cond = [n](Builder& rb, const Values& q) { return Values{rb.compare(q[0], rb.constant_int(DType::I64, n), "LT")}; };
 
@@ -330,10 +362,10 @@ Value sytrs(Builder& b, const Value& ld, const Value& piv, const Value& rhs, boo
     // 1x1: B[k+1:] -= L[k+1:, k] B[k]; B[k] *= 1 / D[k, k].
     Value dkk = ld_at(x, ldv, k, k);
     Value s1 = rb.divide(rb.splat_float(dkk.type, 1.0), herm ? real_part(rb, dkk) : dkk);
-    Value b1 = outer_sub(x, bv, lcol(x, ldv, k, k), bk);
+    Value b1 = outer_sub(x, bv, lcol(x, ldv, k, k), bk, k);
     b1 = set_row(x, b1, k, rb.multiply(bk, rb.broadcast_in_dim(s1, {nb, m}, {0})), one);
     // 2x2: B[k+2:] -= L[k+2:, k] B[k] + L[k+2:, k+1] B[k+1]; then the 2x2 D block.
-    Value b2 = outer_sub(x, outer_sub(x, bv, lcol(x, ldv, k, k1), bk), lcol(x, ldv, k1, k1), bk1);
+    Value b2 = outer_sub(x, outer_sub(x, bv, lcol(x, ldv, k, k1), bk, k1), lcol(x, ldv, k1, k1), bk1, k1);
     Value akm1k = ld_at(x, ldv, k1, k);
     Value akm1k_c = herm ? conj(rb, akm1k) : akm1k;
     // D = [[a, c'], [c, d]] (c' = conj(c) for ?hetrs): divide row 1 by c', row 2 by c.
@@ -363,7 +395,9 @@ Value sytrs(Builder& b, const Value& ld, const Value& piv, const Value& rhs, boo
     auto dotcol = [&](const Value& j) {
       Value l = lcol(x, ldv, j, k);
       if (herm) l = conj(rb, l);
-      return sum_dim(rb, rb.multiply(rb.broadcast_in_dim(l, x.bd(), {0, 1}), bv0), 1);
+      Value terms = rb.multiply(rb.broadcast_in_dim(l, x.bd(), {0, 1}), bv0);
+      terms = rb.select(rb.compare(x.brow, bs(rb, k, x.bd()), "GT"), terms, rb.splat_float(bv0.type, 0.0));
+      return sum_dim(rb, terms, 1);
     };
     Value bv = set_row(x, bv0, k, rb.subtract(brow_at(x, bv0, k), dotcol(k)), active);
     bv = set_row(x, bv, km1, rb.subtract(brow_at(x, bv0, km1), dotcol(km1)), two);
