@@ -201,3 +201,22 @@ def test_lstsq_gels_singular():
         torch.linalg.lstsq(a, b, driver="gels")
     with pytest.raises(RuntimeError, match="does not have full rank"):
         torch.linalg.lstsq(to_tpu(a), to_tpu(b), driver="gels")[0].cpu()
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+@pytest.mark.parametrize("where", ["nanA", "nanB", "infA", "infB"])
+def test_lstsq_nonfinite(driver, where):
+    # The CPU's LAPACK rejects NaN input (every driver); an infinite entry of A fails gels/gelsd/gelss (tall);
+    # gelsy and an infinite B return.
+    a, b = matrix((2, 4, 3), torch.float32), rhs((2, 4, 2), torch.float32)
+    (a if where.endswith("A") else b)[0, 1, 1] = float("nan") if where.startswith("nan") else float("inf")
+    fn = lambda x, y: torch.linalg.lstsq(x, y, driver=driver)[0].cpu()  # noqa: E731
+    try:
+        torch.linalg.lstsq(a, b, driver=driver)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            fn(to_tpu(a), to_tpu(b))
+            torch.tpu.synchronize()
+        return
+    out = torch.linalg.lstsq(to_tpu(a), to_tpu(b), driver=driver)
+    assert out[0].shape == torch.linalg.lstsq(a, b, driver=driver)[0].shape

@@ -191,6 +191,33 @@ TORCH_TPU_LOWERING("linalg_lstsq.out", [](Builder& b, const OpCall& c, const Val
   TensorType x_t(f, concat(batch, {n, nrhs}));
 
   bool svd_driver = driver == "gelsd" || driver == "gelss";
+
+  // Non-finite input, as the CPU's LAPACK (MKL) treats it: a NaN in A or B is
+  // rejected as an illegal argument by every driver; an infinite entry of A
+  // makes gels and gelsd (and gelss unless A is square) report a failure;
+  // gelsy returns (non-finite values).
+  auto any_of = [&](const Value& pred) {
+    std::vector<int64_t> d;
+    for (int64_t i = 0; i < pred.type.rank(); ++i) d.push_back(i);
+    return b.reduce({pred}, {b.constant_bool(false)}, d, [](Builder& rb, const std::vector<Value>& t) {
+      return std::vector<Value>{rb.binary("or", t[0], t[1])};
+    })[0];
+  };
+  auto has_nan = [&](const Value& x) {
+    Value mag = magnitude(b, x);
+    return any_of(b.compare(mag, mag, "NE"));
+  };
+  if (numel(a.type) > 0 && numel(rhs_in.type) > 0) {
+    add_runtime_check(b.binary("or", has_nan(a), has_nan(rhs_in)), CheckKind::Runtime,
+                      "torch.linalg.lstsq: an input holds NaN: the LAPACK driver rejects it as an illegal value");
+  }
+  if (numel(a.type) > 0 && (driver == "gels" || driver == "gelsd" || (driver == "gelss" && m != n))) {
+    Value mag = magnitude(b, a);
+    Value inf = any_of(b.compare(mag, b.broadcast_in_dim(b.highest(mag.type.dtype), mag.type.dims, {}), "EQ"));
+    add_runtime_check(inf, CheckKind::Runtime,
+                      "torch.linalg.lstsq: The least squares solution could not be computed because the input "
+                      "matrix has an infinite entry");
+  }
   bool want_rank = numel(rank_t) > 0, want_sv = numel(sv_t) > 0, want_res = numel(res_t) > 0;
 
   // Rank and singular values of A (its own batch).
