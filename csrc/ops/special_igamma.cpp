@@ -101,10 +101,10 @@ Value lanczos_sum_expg_scaled(Builder& b, const Value& x) {
 }
 
 // x^a e^-x / Gamma(a) (_igam_helper_fac).
-Value igam_fac(Builder& b, const Value& a, const Value& x, const Limits& lim) {
+Value igam_fac(Builder& b, const Value& a, const Value& x, const Value& lgamma_a, const Limits& lim) {
   auto k = [&](double v) { return full_like(b, x, v); };
   Value far = b.compare(b.unary("abs", b.subtract(a, x)), b.multiply(k(0.4), b.unary("abs", a)), "GT");
-  Value ax = b.subtract(b.subtract(b.multiply(a, b.unary("log", x)), x), b.unary("chlo.lgamma", a));
+  Value ax = b.subtract(b.subtract(b.multiply(a, b.unary("log", x)), x), lgamma_a);
   Value r_far = b.select(b.compare(ax, k(-lim.maxlog), "LT"), k(0), b.unary("exponential", ax));
   Value fac = b.subtract(b.add(a, k(kLanczosG)), k(0.5));
   Value res = b.divide(b.unary("sqrt", b.divide(fac, k(kExp1))), lanczos_sum_expg_scaled(b, a));
@@ -126,9 +126,9 @@ Value igam_fac(Builder& b, const Value& a, const Value& x, const Limits& lim) {
   return b.select(far, r_far, b.select(small, r_small, r_large));
 }
 
-// P(a, x) by its power series (_igam_helper_series), on the lanes of `lanes`.
-Value igam_series(Builder& b, const Value& a, const Value& x, const Value& lanes, const Limits& lim) {
-  Value ax = igam_fac(b, a, x, lim);
+// P(a, x) by its power series (_igam_helper_series), on the lanes of `lanes`;
+// `ax` is igam_fac(a, x).
+Value igam_series(Builder& b, const Value& a, const Value& x, const Value& ax, const Value& lanes, const Limits& lim) {
   Value zero = b.compare(ax, full_like(b, ax, 0), "EQ");
   Value one = full_like(b, x, 1);
   double eps = lim.machep;
@@ -144,7 +144,8 @@ Value igam_series(Builder& b, const Value& a, const Value& x, const Value& lanes
 }
 
 // Q(a, x) by DLMF 8.7.3 (_igamc_helper_series), on the lanes of `lanes`.
-Value igamc_series(Builder& b, const Value& a, const Value& x, const Value& lanes, const Limits& lim) {
+Value igamc_series(Builder& b, const Value& a, const Value& x, const Value& lgamma_a, const Value& lanes,
+                   const Limits& lim) {
   auto k = [&](double v) { return full_like(b, x, v); };
   double eps = lim.machep;
   Values s = masked_loop(b, lanes, {a, x}, {k(0), k(1), k(0)}, kMaxIter - 1,
@@ -159,14 +160,14 @@ Value igamc_series(Builder& b, const Value& a, const Value& x, const Value& lane
                          });
   Value alogx = b.multiply(a, b.unary("log", x));
   Value term = b.negate(b.unary("exponential_minus_one", b.subtract(alogx, b.unary("chlo.lgamma", b.add(k(1), a)))));
-  Value scale = b.unary("exponential", b.subtract(alogx, b.unary("chlo.lgamma", a)));
+  Value scale = b.unary("exponential", b.subtract(alogx, lgamma_a));
   return b.subtract(term, b.multiply(scale, s[2]));
 }
 
 // Q(a, x) by its continued fraction (_igamc_helper_continued_fraction).
-Value igamc_continued_fraction(Builder& b, const Value& a, const Value& x, const Value& lanes, const Limits& lim) {
+Value igamc_continued_fraction(Builder& b, const Value& a, const Value& x, const Value& ax, const Value& lanes,
+                               const Limits& lim) {
   auto k = [&](double v) { return full_like(b, x, v); };
-  Value ax = igam_fac(b, a, x, lim);
   Value zero = b.compare(ax, k(0), "EQ");
   Value y = b.subtract(k(1), a);
   Value z = b.add(b.add(x, y), k(1));
@@ -235,12 +236,10 @@ Value igam_asymptotic(Builder& b, const Value& a, const Value& x, const Value& l
       [eps](Builder& r, const Value& iter, const Values& f, const Values& st) {
         const Value &a = f[0], &eta = f[1];
         auto k = [&](double v) { return full_like(r, eta, v); };
-        int64_t rank = eta.type.rank();
         Value row = r.reshape(r.dynamic_slice(f[2], {iter, r.constant_int(DType::I64, 0)}, {1, 25}), {25});
         auto coef = [&](int n) {
           return r.broadcast_in_dim(r.reshape(r.slice(row, {n}, {n + 1}, {1}), {}), eta.type.dims, {});
         };
-        (void)rank;
         // ck = sum_n d[k][n] eta^n, up to the first negligible term.
         Value ck = coef(0), etapow = k(1);
         Value going = r.compare(k(0), k(1), "LT");  // all true
@@ -305,9 +304,11 @@ Value igamma_impl(Builder& b, const Value& a, const Value& x, bool lower) {
     complement = use_series;
   }
   Value r = igam_asymptotic(b, a, x, AND(general, asym), lower, lim);
-  r = b.select(use_series, igam_series(b, a, x, use_series, lim), r);
-  r = b.select(use_cseries, igamc_series(b, a, x, use_cseries, lim), r);
-  r = b.select(use_cf, igamc_continued_fraction(b, a, x, use_cf, lim), r);
+  Value lgamma_a = b.unary("chlo.lgamma", a);
+  Value ax = igam_fac(b, a, x, lgamma_a, lim);
+  r = b.select(use_series, igam_series(b, a, x, ax, use_series, lim), r);
+  r = b.select(use_cseries, igamc_series(b, a, x, lgamma_a, use_cseries, lim), r);
+  r = b.select(use_cf, igamc_continued_fraction(b, a, x, ax, use_cf, lim), r);
   r = b.select(complement, b.subtract(k(1), r), r);
   // The boundary cases, in the CPU's order (the first that holds wins).
   double at_inf_x = lower ? 1 : 0;
