@@ -53,7 +53,7 @@ std::pair<Value, Value> geev(Builder& b, const OpCall& c, const Value& a, bool v
           Value vecs = cplx ? eig::triangular_vectors(q, sch.t, sch.z, w) : eig::real_schur_vectors(q, sch.t, sch.z, w);
           vecs = eig::gebak(q, vecs, bal.scale, bal.lo, bal.hi);
           Value rotate = cplx ? q.eq(q.idx(), q.idx()) : q.ne(q.b.imag(w), q.zeros(q.vec(q.r)));
-          vecs = eig::normalize(q, vecs, rotate);
+          vecs = eig::normalize(q, vecs, rotate, !cplx);
           V = q.b.dynamic_update_slice(V, q.b.reshape(vecs, {1, n, n}), {idx, z0, z0});
         }
         return Values{q.add(idx, q.i(1)), s[1], W, V, q.lor(s[4], sch.failed)};

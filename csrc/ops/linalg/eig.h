@@ -10,6 +10,7 @@
 // The eigenvalue order is LAPACK's: the order in which they appear on the
 // Schur form's diagonal, which depends on the whole pipeline.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -67,6 +68,19 @@ struct Ctx {
     Value ax = abs(x), ay = abs(y), w = max(ax, ay), z = min(ax, ay);
     Value q = div(z, sel(eq(w, f(0)), f(1), w));
     return sel(eq(z, f(0)), w, mul(w, sqrt(add(f(1), mul(q, q)))));
+  }
+
+  // ?nrm2 of the magnitudes `m` (real, >= 0) over `dims` (all when empty),
+  // scaled by their maximum so squares neither overflow nor underflow.
+  Value nrm2(const Value& m, std::vector<int64_t> dims = {}) const {
+    if (dims.empty()) for (int64_t d = 0; d < m.type.rank(); ++d) dims.push_back(d);
+    Value mx = reduce(m, dims, "maximum", fz(0, m.type.dtype));
+    std::vector<int64_t> keep;
+    for (int64_t d = 0; d < m.type.rank(); ++d)
+      if (std::find(dims.begin(), dims.end(), d) == dims.end()) keep.push_back(d);
+    Value safe = sel(eq(mx, zeros(mx.type)), b.splat_float(mx.type, 1.0), mx);
+    Value q = div(m, b.broadcast_in_dim(safe, m.type.dims, keep));
+    return mul(safe, sqrt(sum(mul(q, q), dims)));
   }
 
   // Index grids (i64): row and column of every matrix entry, position in a vector.
@@ -173,7 +187,8 @@ Value triangular_vectors(Ctx& k, const Value& t, const Value& z, const Value& w)
 // subdiagonal kept real): the complex Schur form T and Z.
 Schur zlahqr(Ctx& k, const Value& h, const Value& z, const Value& lo, const Value& hi);
 // ?geev's normalization: unit 2-norm, the largest component of each vector
-// real (only for the columns where `rotate` is true).
-Value normalize(Ctx& k, const Value& v, const Value& rotate);
+// real (only for the columns where `rotate` is true): positive for complex
+// input (zgeev), with the sign of its real part for real input (dgeev's dlartg).
+Value normalize(Ctx& k, const Value& v, const Value& rotate, bool keep_sign);
 
 }  // namespace torch_tpu::ops::linalg::eig

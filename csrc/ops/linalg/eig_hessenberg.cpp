@@ -64,7 +64,8 @@ Balanced gebal(Ctx& c, const Value& a0) {
   double sfmin1 = c.safmin() / c.ulp(), sfmax1 = 1 / sfmin1, sfmin2 = sfmin1 * 2, sfmax2 = 1 / sfmin2;
   // Carry: a, scale, lo, hi, noconv.
   Values sweeps = loop(
-      c, {perm[0], scale0, lo, hi, c.lt(lo, hi)}, [](Ctx& q, const Values& s) { return s[4]; },
+      c, {perm[0], scale0, lo, hi, c.lt(lo, hi), c.i(0)},
+      [](Ctx& q, const Values& s) { return q.land(s[4], q.lt(s[5], q.i(1000))); },
       [=](Ctx& q, const Values& s) {
         // One sweep over i = lo..hi. Carry: a, scale, i, hi, noconv, lo.
         Values in = loop(
@@ -77,11 +78,12 @@ Balanced gebal(Ctx& c, const Value& a0) {
               Value acv = p.abs(cv), arv = p.abs(rv);  // moduli (real)
               Value rzero = p.zeros(acv.type);
               Value cs = p.sel(band, acv, rzero), rs = p.sel(band, arv, rzero);
-              Value cn = p.sqrt(p.sum(p.mul(cs, cs))), rn = p.sqrt(p.sum(p.mul(rs, rs)));
+              Value cn = p.nrm2(cs), rn = p.nrm2(rs);
               Value ca = p.reduce(p.sel(p.le(ix, p.vi(hi)), acv, rzero), {0}, "maximum", p.f(0));
               Value ra = p.reduce(p.sel(p.ge(ix, p.vi(lo)), arv, rzero), {0}, "maximum", p.f(0));
-              Value skip0 = p.lor(p.eq(cn, p.f(0)), p.eq(rn, p.f(0)));
               Value s0 = p.add(cn, rn);
+              // (LAPACK stops with an error on NaN; here a non-finite row/column is left alone)
+              Value skip0 = p.lor(p.lor(p.eq(cn, p.f(0)), p.eq(rn, p.f(0))), p.ne(p.sub(s0, s0), p.f(0)));
               // Grow f while c < r / 2 (carry f, c, ca, r, g, ra, count).
               Values up = loop(
                   p, {p.f(1), cn, ca, rn, p.div(rn, p.f(2)), ra, p.i(0)},
@@ -125,7 +127,7 @@ Balanced gebal(Ctx& c, const Value& a0) {
               Value scale2 = p.sel(doit, p.vset(scale, i, p.mul(si, f)), scale);
               return Values{a2, scale2, p.add(i, p.i(1)), hi, p.lor(t[4], doit), lo};
             });
-        return Values{in[0], in[1], s[2], s[3], in[4]};
+        return Values{in[0], in[1], s[2], s[3], in[4], q.add(s[5], q.i(1))};
       });
   return {sweeps[0], sweeps[1], lo, hi};
 }
@@ -141,8 +143,7 @@ std::pair<Value, Value> gehrd(Ctx& c, const Value& a0, const Value& lo, const Va
         Value alpha = q.get(a, i1, i);
         Value zc = q.zeros(cv.type);
         Value x = q.sel(q.land(q.ge(ix, q.vi(q.add(i, q.i(2)))), q.le(ix, q.vi(hi))), cv, zc);
-        Value ax = q.abs(x);
-        Value xnorm = q.sqrt(q.sum(q.mul(ax, ax)));
+        Value xnorm = q.nrm2(q.abs(x));
         // ?larfg: beta = -sign(|(alpha, x)|, re alpha) (real), tau = (beta - alpha) / beta,
         // v = x / (alpha - beta); no reflection (tau = 0) when x = 0 and alpha is real.
         DType t = a.type.dtype;

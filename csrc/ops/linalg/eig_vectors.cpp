@@ -55,6 +55,17 @@ Value real_schur_vectors(Ctx& c, const Value& t, const Value& z, const Value& w)
         return Values{q.sel(is_pair, T2, T), q.sel(is_pair, Z2, Z), k1, s[3], s[4]};
       });
   Value v = triangular_vectors(c, rot[0], rot[1], w);
+  // dtrevc's phase for a pair's first vector (x = 1 at the block's first row
+  // when |b| >= |c|, else x = i at its second): here x = G e_k, i.e. v0 and
+  // v1 there, so the phases agree up to a positive factor after multiplying
+  // by sign(b) in the first case. The pair's second vector is the conjugate.
+  Value sd = c.subd(t), pd = c.supd(t), zr = c.zeros(c.vec(c.r));
+  Value s1 = c.shift(sd, -1), p1 = c.shift(pd, -1);
+  Value flip = c.land(c.land(c.ne(s1, zr), c.ge(c.abs(p1), c.abs(s1))), c.lt(p1, zr));
+  Value sgn = c.b.convert(c.sel(flip, c.b.splat_float(zr.type, -1.0), c.b.splat_float(zr.type, 1.0)), cx);
+  v = c.mul(v, c.as_rows(sgn));
+  Value prev = c.b.slice(c.b.pad(v, c.fz(0, cx), {0, 1}, {0, 0}, {0, 0}), {0, 0}, {n, n}, {1, 1});
+  v = c.sel(c.as_rows(c.ne(sd, zr)), conj(c.b, prev), v);
   // Real eigenvalues have real eigenvectors.
   Value real_w = c.eq(c.b.imag(w), c.zeros(c.vec(c.r)));
   Value vr = c.b.complex(c.b.real(v), c.zeros(c.mat(c.r)));
@@ -87,11 +98,9 @@ Value triangular_vectors(Ctx& c, const Value& T, const Value& Z, const Value& w)
   return batched_matmul(c.b, Z, bs[0]);
 }
 
-Value normalize(Ctx& c, const Value& v, const Value& rotate) {
+Value normalize(Ctx& c, const Value& v, const Value& rotate, bool keep_sign) {
   const int64_t n = c.n;
-  Value re = c.b.real(v), im = c.b.imag(v);
-  Value mag2 = c.add(c.mul(re, re), c.mul(im, im));
-  Value nrm = c.sqrt(c.sum(mag2, {0}));
+  Value nrm = c.nrm2(c.abs(v), {0});
   Value v1 = c.div(v, c.as_rows(c.b.complex(nrm, c.zeros(nrm.type))));
   Value re1 = c.b.real(v1), im1 = c.b.imag(v1);
   Value m2 = c.add(c.mul(re1, re1), c.mul(im1, im1));
@@ -103,6 +112,10 @@ Value normalize(Ctx& c, const Value& v, const Value& rotate) {
   Value ak = c.abs(vk);
   Value ok = c.land(rotate, c.gt(ak, c.zeros(ak.type)));
   Value ph = c.div(conj(c.b, vk), c.b.complex(c.sel(ok, ak, c.b.splat_float(ak.type, 1.0)), c.zeros(ak.type)));
+  if (keep_sign) {  // dgeev's dlartg: the component becomes sign(re) |v_k|
+    Value neg = c.lt(c.b.real(vk), c.zeros(ak.type));
+    ph = c.sel(neg, c.neg(ph), ph);
+  }
   ph = c.sel(ok, ph, c.b.splat_float(ph.type, 1.0));
   Value v2 = c.mul(v1, c.as_rows(ph));
   // The largest component exactly real.
