@@ -169,6 +169,7 @@ ParsedCall parse_call(const c10::FunctionSchema& schema, const torch::jit::Stack
       key.push_back('\0');
     } else if (v.isDoubleList()) {  // e.g. upsample's scale_factors: meta kernels read them
       a.kind = Arg::Kind::Other;
+      a.doubles = v.toDoubleVector();
       for (double x : v.toDoubleVector()) key.append(reinterpret_cast<const char*>(&x), sizeof(x));
       append_int(key, static_cast<int64_t>(v.toDoubleVector().size()));
     } else {

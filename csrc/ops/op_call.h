@@ -23,6 +23,7 @@ struct Arg {
   double d = 0;
   bool b = false;
   std::vector<int64_t> ints;
+  std::vector<double> doubles;  // float[] arguments (Kind::Other): histogram's range
   hlo::DType dtype = hlo::DType::F32;
   std::string s;
 
