@@ -108,7 +108,23 @@ TORCH_TPU_LOWERING("pow.Tensor_Scalar", [](Builder& b, const OpCall& c, const Va
     return Values{b.convert(b.binary("or", to_type(b, operand(c, v, 0), pred), logical_not(b, e)), out.dtype)};
   }
   check_int_exponent(b, out, operand(c, v, 1));
-  return pow(b, c, v);
+  DType dt = out.dtype;
+  if (dt != DType::F32 && dt != DType::F64 && dt != DType::BF16) return pow(b, c, v);
+  // The CPU's shortcuts for a scalar exponent (float, double, bfloat16; half
+  // takes the plain pow): 0.5, -0.5, -1 run its sqrt, rsqrt (1 / sqrt) and
+  // reciprocal kernels; 3 and -2 multiply out in the tensor's dtype, bfloat16
+  // rounding every product ((x*x)*x, 1/(x*x)); the rest is pow.
+  return binary_compute(b, c, v, 0, 1, [dt](Builder& b, const Value& x, const Value& y) {
+    auto rnd = [&](const Value& a) { return dt == DType::BF16 ? b.convert(b.convert(a, dt), x.type.dtype) : a; };
+    auto is = [&](double e) { return b.compare(y, full_like(b, y, e), "EQ"); };
+    Value one = full_like(b, x, 1), sq = rnd(b.multiply(x, x)), root = b.unary("sqrt", x);
+    Value r = b.binary("power", x, y);
+    r = b.select(is(3), rnd(b.multiply(sq, x)), r);
+    r = b.select(is(-2), b.divide(one, sq), r);
+    r = b.select(is(0.5), root, r);
+    r = b.select(is(-0.5), b.divide(one, root), r);
+    return b.select(is(-1), b.divide(one, x), r);
+  });
 });
 
 TORCH_TPU_LOWERING("atan2", [](Builder& b, const OpCall& c, const Values& v) {

@@ -4,6 +4,7 @@
 // round once like the CPU's gemm; float32 asks for full precision so TPUs do
 // not drop to one bf16 pass.
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "ops/lowering_helpers.h"
@@ -131,10 +132,59 @@ TORCH_TPU_LOWERING("baddbmm", [](Builder& b, const OpCall& c, const Values& v) {
   return Values{finish(b, scale_add(b, c, v, p, has_zero(operand(c, v, 1).type.dims, {2})), c)};
 });
 
-// addbmm(self, batch1, batch2, *, beta, alpha): the batch is summed too.
+// addbmm(self, batch1, batch2, *, beta, alpha): the batch is summed too. The
+// CPU runs one addmm_ per batch into the result (beta for the first, then 1),
+// so floating types accumulate (and half types round) once per batch: the
+// same here, unrolled, for up to kMaxUnrolledBatches batches (beyond, and for
+// integers, which are exact, one product).
+constexpr int64_t kMaxUnrolledBatches = 256;
+
+// float/double with few products (batches x k): the CPU's small gemm adds every
+// rank-1 term into the result in order, c += (a[:, l] * alpha) * b[l, :] (no
+// fma), starting from beta * self; spelled out the same way (for small sizes,
+// which the OpInfo samples are), so the rounding agrees bit for bit.
+constexpr int64_t kMaxSequentialProducts = 64;
+Value addbmm_sequential(Builder& b, const OpCall& c, const Values& v) {
+  DType dt = c.outputs[0].dtype;
+  Value b1 = operand(c, v, 1), b2 = operand(c, v, 2);
+  int64_t B = b1.type.dims[0], n = b1.type.dims[1], k = b1.type.dims[2], m = b2.type.dims[2];
+  TensorType t(dt, {n, m});
+  Value zero = b.splat_float(t, 0);
+  Value beta = b.broadcast_to(b.convert(operand(c, v, 3), dt), {n, m});
+  Value alpha = b.broadcast_to(b.convert(operand(c, v, 4), dt), {n, m});
+  Value base = b.select(b.compare(beta, zero, "EQ"), zero, b.multiply(to_type(b, operand(c, v, 0), t), beta));
+  Value acc = base;
+  for (int64_t i = 0; i < B; ++i)
+    for (int64_t l = 0; l < k; ++l) {
+      Value col = b.broadcast_in_dim(b.reshape(b.slice(b1, {i, 0, l}, {i + 1, n, l + 1}, {1, 1, 1}), {n}), {n, m}, {0});
+      Value row = b.broadcast_in_dim(b.reshape(b.slice(b2, {i, l, 0}, {i + 1, l + 1, m}, {1, 1, 1}), {m}), {n, m}, {1});
+      Value term = b.multiply(b.multiply(b.convert(col, dt), alpha), b.convert(row, dt));
+      // XLA's CPU backend contracts multiply-add into fma; an identity select
+      // between them keeps the product rounded, as the CPU's loop does.
+      term = b.select(b.compare(term, term, "NE"), b.splat_float(term.type, NAN), term);
+      acc = b.add(acc, term);
+    }
+  return b.select(b.compare(alpha, zero, "EQ"), base, acc);
+}
 TORCH_TPU_LOWERING("addbmm", [](Builder& b, const OpCall& c, const Values& v) {
-  Value p = dot_general(b, c, operand(c, v, 1), operand(c, v, 2), {}, {}, {0, 2}, {0, 1}, acc_of(c));
-  return Values{finish(b, scale_add(b, c, v, p, has_zero(operand(c, v, 1).type.dims, {0, 2})), c)};
+  DType dt = c.outputs[0].dtype, acc = acc_of(c);
+  const Dims& d1 = operand(c, v, 1).type.dims;
+  bool empty = has_zero(d1, {0, 2});
+  if (empty || d1[0] > kMaxUnrolledBatches || !(hlo::is_float(dt) || hlo::is_complex(dt))) {
+    Value p = dot_general(b, c, operand(c, v, 1), operand(c, v, 2), {}, {}, {0, 2}, {0, 1}, acc);
+    return Values{finish(b, scale_add(b, c, v, p, empty), c)};
+  }
+  if ((dt == DType::F32 || dt == DType::F64) && d1[0] * d1[2] <= kMaxSequentialProducts)
+    return Values{finish(b, addbmm_sequential(b, c, v), c)};
+  Value p = dot_general(b, c, operand(c, v, 1), operand(c, v, 2), {0}, {0}, {2}, {1}, acc);  // [B, n, m]
+  int64_t n = p.type.dims[1], m = p.type.dims[2];
+  auto batch = [&](int64_t i) { return b.reshape(b.slice(p, {i, 0, 0}, {i + 1, n, m}, {1, 1, 1}), {n, m}); };
+  auto rnd = [&](const Value& a) { return b.convert(b.convert(a, dt), acc); };
+  Value res = rnd(scale_add(b, c, v, batch(0), false));
+  Value alpha = b.broadcast_to(b.convert(operand(c, v, 4), acc), {n, m}), zero = b.splat_float(res.type, 0);
+  for (int64_t i = 1; i < d1[0]; ++i)
+    res = rnd(b.add(res, b.select(b.compare(alpha, zero, "EQ"), zero, b.multiply(batch(i), alpha))));
+  return Values{finish(b, res, c)};
 });
 
 // addmv(self, mat, vec, *, beta, alpha)
@@ -147,11 +197,20 @@ TORCH_TPU_LOWERING("addmv", [](Builder& b, const OpCall& c, const Values& v) {
 // the gemm kernels the CPU's addr promotes mixed dtypes (self expanded first,
 // so a 0-d self counts like the vectors): no same-dtype check.
 TORCH_TPU_LOWERING("addr", [](Builder& b, const OpCall& c, const Values& v) {
-  DType acc = compute_type(c.outputs[0].dtype);  // bool works as is: StableHLO's add/multiply are or/and on i1
+  DType dt = c.outputs[0].dtype, acc = compute_type(dt);  // bool works as is: StableHLO's add/multiply are or/and on i1
   const Dims& out = c.outputs[0].dims;
   Value x = b.broadcast_in_dim(b.convert(operand(c, v, 1), acc), out, {0});
   Value y = b.broadcast_in_dim(b.convert(operand(c, v, 2), acc), out, {1});
-  return Values{finish(b, scale_add(b, c, v, b.multiply(x, y), false), c)};
+  if (acc == dt) return Values{finish(b, scale_add(b, c, v, b.multiply(x, y), false), c)};
+  // Half types: the CPU's elementwise kernel evaluates beta*self + alpha*v1*v2
+  // in the half type, each operation rounded (beta and alpha too).
+  auto rnd = [&](const Value& a) { return b.convert(b.convert(a, dt), acc); };
+  TensorType t(acc, out);
+  auto scalar = [&](size_t arg) { return b.broadcast_to(rnd(b.convert(operand(c, v, arg), acc)), out); };
+  Value beta = scalar(3), alpha = scalar(4), zero = b.splat_float(t, 0);
+  Value prod = b.select(b.compare(alpha, zero, "EQ"), zero, rnd(b.multiply(rnd(b.multiply(alpha, x)), y)));
+  Value self = rnd(b.multiply(beta, to_type(b, operand(c, v, 0), t)));
+  return Values{finish(b, b.select(b.compare(beta, zero, "EQ"), prod, rnd(b.add(self, prod))), c)};
 });
 
 }  // namespace

@@ -451,3 +451,36 @@ def test_gcd_lcm_shapes_views_and_variants(fn, shapes):
 @pytest.mark.parametrize("dtype", [F32, BOOL])
 def test_gcd_lcm_refuse_what_the_cpu_refuses(fn, dtype):
     check_or_raises(fn, make((3,), dtype, seed=1), make((3,), dtype, seed=2))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("exponent", [3, -2, 0.5, -0.5, -1, 2, 1.7, 3.0])
+def test_pow_scalar_exponent_shortcuts(dtype, exponent):
+    """The CPU's scalar-exponent shortcuts: bfloat16 x**3 is (x*x)*x rounded
+    twice, x**-2 is 1/(x*x); 0.5/-0.5/-1 run sqrt, 1/sqrt and reciprocal (so
+    -0 and -inf behave as those do)."""
+    g = torch.Generator().manual_seed(7)
+    x = (torch.rand(4000, generator=g, dtype=torch.float64) * 8 + 0.01).to(dtype)
+    x[:6] = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), -2.5], dtype=dtype)
+    rtol = 0 if dtype == torch.bfloat16 and exponent in (3, -2, 2) else None
+    check(lambda t: torch.pow(t, exponent), x, **({} if rtol is None else dict(atol=0, rtol=0)))
+    check(lambda t: torch.pow(t, exponent), x[::3].view(-1, 2))
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16, torch.float16], ids=str)
+def test_frexp_every_float_dtype(dtype):
+    info = torch.finfo(dtype)
+    x = torch.tensor([0.0, -0.0, 1.0, -3.5, info.max, info.tiny, info.tiny / 4, -info.tiny / 8, info.eps,
+                      float("inf"), float("-inf"), float("nan"), 1e-3, 123.456], dtype=dtype)
+    check(torch.frexp, x)
+    check(torch.frexp, x.view(2, 7).t())
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
+def test_cross_rounds_each_product_like_the_cpu(dtype):
+    g = torch.Generator().manual_seed(3)
+    a = (torch.randn(400, 3, generator=g, dtype=torch.float64) * 5).to(dtype)
+    b = (torch.randn(400, 3, generator=g, dtype=torch.float64) * 5).to(dtype)
+    exact = dict(atol=0, rtol=0) if dtype != torch.float32 else {}
+    check(lambda x, y: torch.linalg.cross(x, y), a, b, **exact)
+    check(lambda x, y: torch.cross(x, y, dim=0), a.t(), b.t(), **exact)

@@ -46,12 +46,29 @@ def test_scaled_accumulate_forms(dtype):
     ba, bb = mk((2, 3, 4), dtype, 4), mk((2, 4, 5), dtype, 5)
     check(torch.baddbmm, mk((2, 3, 5), dtype, 6), ba, bb)
     check(lambda c, x, y: torch.baddbmm(c, x, y, beta=beta, alpha=alpha), mk((3, 1), dtype, 6), ba, bb)
-    # The CPU's addbmm rounds to the result dtype after each batch; one
-    # dot_general rounds once, so half types can differ by more than one ulp.
-    tol = dict(atol=0.05, rtol=0.02) if dtype == torch.bfloat16 else {}
-    check(lambda c, x, y: torch.addbmm(c, x, y, beta=beta, alpha=alpha), c, ba, bb, **tol)
+    check(lambda c, x, y: torch.addbmm(c, x, y, beta=beta, alpha=alpha), c, ba, bb)
     check(lambda c, m, v: torch.addmv(c, m, v, beta=beta, alpha=alpha), mk((3,), dtype, 7), a, mk((4,), dtype, 8))
     check(lambda c, x, y: torch.addr(c, x, y, beta=beta, alpha=alpha), c, mk((3,), dtype, 9), mk((5,), dtype, 10))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.complex64],
+                         ids=str)
+@pytest.mark.parametrize("beta,alpha", [(1, 1), (0.6, 0.2), (0, 0.3), (1, 0)])
+def test_addbmm_and_addr_round_like_the_cpu(dtype, beta, alpha):
+    """Full-precision values: addbmm accumulates per rank-1 term (float) or per
+    batch (half types round each time), addr rounds every half-type operation,
+    as the CPU kernels do -- bit for bit."""
+    g = torch.Generator().manual_seed(int(beta * 10 + alpha * 100))
+    r = lambda *s: (torch.randn(*s, generator=g, dtype=torch.float64) * 3).to(dtype)  # noqa: E731
+    c, x, y = r(5, 10), r(5, 5, 5), r(5, 5, 10)
+    # (float64 and complex take other CPU gemm paths: close, not bit-equal;
+    # transposed operands too.)
+    exact = dict(atol=0, rtol=0) if dtype in (torch.float32, torch.bfloat16, torch.float16) else {}
+    check(lambda c, x, y: torch.addbmm(c, x, y, beta=beta, alpha=alpha), c, x, y, **exact)
+    check(lambda c, x, y: torch.addbmm(c, x, y, beta=beta, alpha=alpha), r(5), x.mT, y[:, :, :5])
+    if not dtype.is_complex:
+        half = dict(atol=0, rtol=0) if dtype in (torch.bfloat16, torch.float16) else {}
+        check(lambda c, u, w: torch.addr(c, u, w, beta=beta, alpha=alpha), c, r(5), r(10), **half)
 
 
 def test_beta_zero_ignores_nan_and_inplace_out():

@@ -27,10 +27,16 @@ TORCH_TPU_LOWERING("linalg_cross", [](Builder& b, const OpCall& c, const Values&
     limit[dim] = i + 1;
     return b.slice(t, start, limit, strides);
   };
+  // Half types: the CPU's c10::Half/BFloat16 arithmetic rounds every product
+  // and the difference; spelled out in f32 (the plugin may otherwise keep the
+  // products in f32).
+  bool half = out.dtype == DType::F16 || out.dtype == DType::BF16;
+  auto rnd = [&](const Value& a) { return half ? b.convert(b.convert(a, out.dtype), DType::F32) : a; };
+  if (half) x = b.convert(x, DType::F32), y = b.convert(y, DType::F32);
   auto part = [&](int64_t i, int64_t j) {
-    return b.subtract(b.multiply(comp(x, i), comp(y, j)), b.multiply(comp(x, j), comp(y, i)));
+    return rnd(b.subtract(rnd(b.multiply(comp(x, i), comp(y, j))), rnd(b.multiply(comp(x, j), comp(y, i)))));
   };
-  return Values{b.concatenate({part(1, 2), part(2, 0), part(0, 1)}, dim)};
+  return Values{b.convert(b.concatenate({part(1, 2), part(2, 0), part(0, 1)}, dim), out.dtype)};
 });
 
 }  // namespace
