@@ -102,6 +102,11 @@ def test_errors(fn):
     # Integer and bool results: the CPU kernel has float types only (NotImplementedError).
     check_raises_like_cpu(fn, make((3,), torch.int64, high=9), make((3,), torch.int64, seed=1, high=9))
     check_raises_like_cpu(fn, make((3,), torch.bool), make((3,), torch.uint8, high=9))
+    ints = make((3,), torch.int64, high=9)
+    name = fn.__name__
+    check_raises_like_cpu(lambda t, x: getattr(t, name + "_")(x), ints, ints)
+    check_raises_like_cpu(lambda t, x: fn(t, x, out=torch.empty(3, device=t.device)), ints, ints)
+    check_raises_like_cpu(lambda t, x: fn(t, x, out=torch.empty(3, dtype=torch.int64, device=t.device)), ints, ints)
     a_tpu = to_tpu(a).requires_grad_()
     with pytest.raises(NotImplementedError, match="igamma"):
         fn(a_tpu, to_tpu(a)).sum().backward()
