@@ -17,9 +17,10 @@
 //   LAPACK's.
 // * rank (not for gels): the number of singular values above the threshold,
 //   LAPACK's: gelss rcond * s_max (eps for rcond < 0), gelsd rcond * s_max (eps
-//   for rcond <= 0 or >= 1), gelsy rcond * s_max (gelsy estimates the
-//   condition of R11 instead; equal for all but borderline matrices); an all
-//   zero matrix has rank 0.
+//   for rcond <= 0 or >= 1), gelsy rcond * s_max but at least 1 (gelsy
+//   estimates the condition of its pivoted R11 instead, always keeping the
+//   first column; equal for all but borderline matrices); an all zero matrix
+//   has rank 0.
 // * singular_values (gelsd, gelss): those of A, descending.
 // * residuals (m > n; gels, or gelsd / gelss with full rank): the squared
 //   norms of the last m - n rows of Q^H B, per column, as LAPACK leaves them.
@@ -242,6 +243,17 @@ TORCH_TPU_LOWERING("linalg_lstsq.out", [](Builder& b, const OpCall& c, const Val
     Value keep = b.binary("and", b.compare(s, b.broadcast_in_dim(thr, s.type.dims, bd), "GT"),
                         b.broadcast_in_dim(b.compare(smax, b.splat_float(smax.type, 0.0), "GT"), s.type.dims, bd));
     rank = reduce_dim(b, b.convert(keep, DType::I64), r - 2, "add", 0);
+    if (driver == "gelsy") {
+      // gelsy always keeps the first (pivot) column of a nonzero A: rank >= 1
+      // whatever rcond; the solution then uses the truncated SVD as above.
+      Value one = b.splat_int(rank.type, 1);
+      Value nonzero = b.compare(smax, b.splat_float(smax.type, 0.0), "GT");
+      rank = b.select(nonzero, b.maximum(rank, one), rank);
+      if (k > 0) {
+        Value first = b.compare(b.iota(TensorType(DType::I64, s.type.dims), r - 2), b.splat_int(TensorType(DType::I64, s.type.dims), 0), "EQ");
+        keep = b.binary("or", keep, b.binary("and", first, b.broadcast_in_dim(nonzero, s.type.dims, bd)));
+      }
+    }
     // Reciprocals of the kept singular values (0 for the rest).
     Value safe = b.select(keep, s, b.splat_float(s.type, 1.0));
     svd_full = b.select(keep, b.divide(b.splat_float(s.type, 1.0), safe), b.splat_float(s.type, 0.0));
