@@ -29,6 +29,8 @@ bool float_kernel(const at::Tensor& t) { return t.scalar_type() == c10::kFloat |
 // select_outer_bin_edges: the range's length, the dtype dispatch when the
 // range comes from the data, and a given range's finiteness and order.
 void check_outer_edges(const at::Tensor& input, int64_t N, int64_t numel, const std::optional<std::vector<double>>& range) {
+  // (bool edges: the CPU's linspace has no bool kernel)
+  TORCH_CHECK_NOT_IMPLEMENTED(input.scalar_type() != c10::kBool, "\"linspace_cpu\" not implemented for 'Bool'");
   if (range) {
     TORCH_CHECK(static_cast<int64_t>(range->size()) == 2 * N, "torch.histogramdd: for a ", N,
                 "-dimensional histogram range should have ", 2 * N, " elements, but got ", range->size());
@@ -118,8 +120,8 @@ std::vector<int64_t> dd_edge_counts(const at::Tensor& self, const std::vector<in
   TORCH_CHECK(self.dim() >= 2, "torch.histogramdd: input tensor should have at least 2 dimensions");
   int64_t N = self.size(-1);
   check_outer_edges(self, N, self.numel(), range);
-  TORCH_CHECK(static_cast<int64_t>(bins.size()) >= N, "torch.histogramdd: expected ", N,
-              " bin counts for a ", N, "-dimensional histogram, but got ", bins.size());
+  TORCH_CHECK(static_cast<int64_t>(bins.size()) == N,
+              "histogramdd: The size of bins must be equal to the innermost dimension of the input.");
   std::vector<int64_t> counts;
   for (int64_t d = 0; d < N; ++d) {
     TORCH_CHECK(bins[d] + 1 >= 0, "linspace(): number of steps must be non-negative");
