@@ -74,6 +74,17 @@ MORE_DTYPES = {
     "linalg.eigh": ["complex128"], "geqrf": ["float32", "complex64"], "ormqr": ["float64"],
     # hash_tensor (float64 bit patterns without float64), layer norm statistics' dtype
     "hash_tensor": ["float32", "int8"], "native_layer_norm": ["bfloat16"],
+    # the lowerings that replaced the last CPU fallbacks, and the CPU's rounding
+    "linalg.eig": ["float64", "complex64"], "linalg.eigvals": ["float32"],
+    "linalg.lstsq": ["float32", "complex128"], "linalg.lstsq.grad_oriented": ["float64"],
+    "linalg.ldl_factor_ex": ["float32", "complex64"], "linalg.ldl_solve": ["float64", "complex128"],
+    "igamma": ["float32", "bfloat16"], "igammac": ["float64", "float16"],
+    "logcumsumexp": ["complex64", "float32"],
+    "nn.functional.embedding_bag": ["float16", "float32"], "nn.functional.ctc_loss": ["float32"],
+    "cdist": ["float32"], "nn.functional.pdist": ["float64"], "histogram": ["float32"], "histogramdd": ["float64"],
+    "_upsample_bilinear2d_aa": ["float32", "uint8"], "nn.functional.interpolate.bilinear": ["uint8"],
+    "nn.functional.interpolate.bicubic": ["uint8"], "addbmm": ["float32", "bfloat16"], "addr": ["float16"],
+    "linalg.cross": ["float16"], "frexp": ["float64"],
 }
 for _op, _dtypes in MORE_DTYPES.items():
     SLICE[_op] = SLICE.get(_op, []) + _dtypes
