@@ -62,7 +62,10 @@ MORE_DTYPES = {
     "sum": ["int32", "float16"], "mean": ["float64"], "cumsum": ["int32"], "mm": ["float64", "complex128"], "bmm": ["float16"],
     "cat": ["uint8", "complex64"], "sort": ["int16", "float64"], "abs": ["int8", "complex64"],
     "eq": ["uint8", "float16"], "where": ["int32", "complex64"], "softmax": ["float64"],
-    "nn.functional.conv2d": ["float64", "float16"], "fft.fft": ["complex64", "float64"], "linalg.qr": ["float64", "complex128"],
+    # (float16 convolution: the CPU's own result depends on its ISA -- oneDNN's
+    # AVX-512 kernels round differently from AVX2's -- so it is checked against
+    # the exactly rounded value in tests/ops/test_convolution.py instead.)
+    "nn.functional.conv2d": ["float64"], "fft.fft": ["complex64", "float64"], "linalg.qr": ["float64", "complex128"],
     "index_select": ["int8"], "gather": ["uint8"], "amax": ["float16", "int16"], "reshape": ["complex128"],
     "remainder": ["int8"], "topk": ["int32"],
     # complex math, reductions, products, indexing and linear algebra

@@ -268,3 +268,26 @@ def test_conv_low_rank_weight_raises_like_cpu(case, wdtype):
                               torch.randn(1))
     else:
         check_raises_like_cpu(lambda x, ww: F.conv2d(x, ww), torch.randn(1, 1, 4, 5), torch.randn(3, dtype=wdtype))
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_float16_rounds_once_from_the_exact_value(transposed):
+    """float16 convolution, forward and backward, is the exact result rounded
+    once (float32 accumulation of exact half products). The CPU's own float16
+    result depends on its ISA (oneDNN's AVX-512 kernels can be an ulp off), so
+    this compares with float64 on the CPU, rounded."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(2, 3, 6, 7, generator=g).half()
+    w = torch.randn(3, 3, 3, 3, generator=g).half()
+    conv = torch.nn.functional.conv_transpose2d if transposed else torch.nn.functional.conv2d
+
+    def run(dev, dt):
+        xx = x.to(dev, dt).requires_grad_()
+        out = conv(xx, w.to(dev, dt), stride=2, padding=1)
+        out.backward(torch.full(out.shape, 0.37).half().to(dev, dt))  # the same half values
+        return out.detach().cpu(), xx.grad.cpu()
+
+    exact = [t.half() for t in run("cpu", torch.float64)]
+    got = run("tpu", torch.float16)
+    for a, e in zip(got, exact):
+        torch.testing.assert_close(a, e, atol=0, rtol=0)
