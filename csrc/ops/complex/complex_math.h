@@ -1,5 +1,7 @@
 // Helpers the complex rules share (ops/complex/).
 #pragma once
+#include <limits>
+
 #include "ops/elementwise_common.h"
 
 namespace torch_tpu::ops::complex_math {
@@ -17,6 +19,27 @@ inline Value csqrt(Builder& b, const Value& z) {
   Value r = b.unary("sqrt", z);
   Value im = b.unary("abs", b.imag(r));
   return b.complex(b.unary("abs", b.real(r)), b.select(sign_bit(b, b.imag(z)), b.negate(im), im));
+}
+
+// The CPU's complex _log_add_exp_helper(x, y) with its _logcumsumexp_minmax:
+// NaN (in either part) of either gives NaN + NaN i; min/max by real part, y
+// first on ties; equal infinite real parts give min (-inf) or
+// log(exp(min) + exp(max)) (+inf); else log1p(exp(min - max)) + max.
+inline Value log_add_exp(Builder& b, const Value& x, const Value& y) {
+  Value xr = b.real(x), yr = b.real(y);
+  Value x_is_min = b.compare(xr, yr, "LT");
+  Value lo = b.select(x_is_min, x, y), hi = b.select(x_is_min, y, x);
+  Value lo_r = b.real(lo), hi_r = b.real(hi);
+  Value nan = ew::logical_or(b, ew::logical_or(b, ew::is_nan(b, xr), ew::is_nan(b, b.imag(x))),
+                         ew::logical_or(b, ew::is_nan(b, yr), ew::is_nan(b, b.imag(y))));
+  Value inf_tie = ew::logical_and(b, b.compare(magnitude(b, lo_r), b.splat_float(lo_r.type, std::numeric_limits<double>::infinity()), "EQ"),
+                              b.compare(lo_r, hi_r, "EQ"));
+  Value neg_inf = b.compare(lo_r, b.splat_float(lo_r.type, 0), "LT");
+  Value general = b.add(b.unary("log_plus_one", b.unary("exponential", b.subtract(lo, hi))), hi);
+  Value pos_inf = b.unary("log", b.add(b.unary("exponential", lo), b.unary("exponential", hi)));
+  Value r = b.select(inf_tie, b.select(neg_inf, lo, pos_inf), general);
+  Value nan_c = b.complex(b.splat_float(xr.type, std::numeric_limits<double>::quiet_NaN()), b.splat_float(xr.type, std::numeric_limits<double>::quiet_NaN()));
+  return b.select(nan, nan_c, r);
 }
 
 }  // namespace torch_tpu::ops::complex_math

@@ -8,6 +8,7 @@
 // this stays in complex64 (TPU-portable), within its rounding of that.
 #include <limits>
 
+#include "ops/complex/complex_math.h"
 #include "ops/elementwise_common.h"
 #include "ops/registry.h"
 
@@ -15,30 +16,10 @@ namespace torch_tpu::ops {
 namespace {
 
 using namespace ew;
+using complex_math::log_add_exp;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// The CPU's complex _log_add_exp_helper(x, y) with its _logcumsumexp_minmax:
-// NaN (in either part) of either gives NaN + NaN i; min/max by real part, y
-// first on ties; equal infinite real parts give min (-inf) or
-// log(exp(min) + exp(max)) (+inf); else log1p(exp(min - max)) + max.
-Value log_add_exp(Builder& b, const Value& x, const Value& y) {
-  Value xr = b.real(x), yr = b.real(y);
-  Value x_is_min = b.compare(xr, yr, "LT");
-  Value lo = b.select(x_is_min, x, y), hi = b.select(x_is_min, y, x);
-  Value lo_r = b.real(lo), hi_r = b.real(hi);
-  Value nan = logical_or(b, logical_or(b, is_nan(b, xr), is_nan(b, b.imag(x))),
-                         logical_or(b, is_nan(b, yr), is_nan(b, b.imag(y))));
-  Value inf_tie = logical_and(b, b.compare(magnitude(b, lo_r), b.splat_float(lo_r.type, kInf), "EQ"),
-                              b.compare(lo_r, hi_r, "EQ"));
-  Value neg_inf = b.compare(lo_r, b.splat_float(lo_r.type, 0), "LT");
-  Value general = b.add(b.unary("log_plus_one", b.unary("exponential", b.subtract(lo, hi))), hi);
-  Value pos_inf = b.unary("log", b.add(b.unary("exponential", lo), b.unary("exponential", hi)));
-  Value r = b.select(inf_tie, b.select(neg_inf, lo, pos_inf), general);
-  Value nan_c = b.complex(b.splat_float(xr.type, kNaN), b.splat_float(xr.type, kNaN));
-  return b.select(nan, nan_c, r);
-}
 
 // logcumsumexp(self, dim); a 0-d input is its own result, as on the CPU.
 TORCH_TPU_COMPLEX_LOWERING("logcumsumexp", [](Builder& b, const OpCall& c, const Values& v) {

@@ -3,6 +3,7 @@
 // log1p(exp(min - max)) + max with min/max ordered by real part.
 #include <limits>
 
+#include "ops/complex/complex_math.h"
 #include "ops/elementwise_common.h"
 #include "ops/registry.h"
 
@@ -45,23 +46,7 @@ TORCH_TPU_COMPLEX_LOWERING("logsumexp", [](Builder& b, const OpCall& c, const Va
 
 // logaddexp(x, y) on complex values (the CPU's _log_add_exp_helper).
 TORCH_TPU_COMPLEX_LOWERING("logaddexp", [](Builder& b, const OpCall& c, const Values& v) {
-  return binary_compute(b, c, v, 0, 1, [](Builder& b, const Value& x, const Value& y) {
-    Value xr = b.real(x), yr = b.real(y);
-    Value x_is_min = b.compare(xr, yr, "LT");
-    Value lo = b.select(x_is_min, x, y), hi = b.select(x_is_min, y, x);
-    Value lo_r = b.real(lo), hi_r = b.real(hi);
-    Value nan = logical_or(b, logical_or(b, is_nan(b, xr), is_nan(b, b.imag(x))),
-                           logical_or(b, is_nan(b, yr), is_nan(b, b.imag(y))));
-    Value inf_tie = logical_and(b, b.compare(magnitude(b, lo_r), b.splat_float(lo_r.type, kInf), "EQ"),
-                                b.compare(lo_r, hi_r, "EQ"));
-    Value neg_inf = b.compare(lo_r, b.splat_float(lo_r.type, 0), "LT");
-    Value general = b.add(b.unary("log_plus_one", b.unary("exponential", b.subtract(lo, hi))), hi);
-    Value pos_inf = b.unary("log", b.add(b.unary("exponential", lo), b.unary("exponential", hi)));
-    Value r = b.select(inf_tie, b.select(neg_inf, lo, pos_inf), general);
-    Value nan_c = b.complex(b.splat_float(xr.type, std::numeric_limits<double>::quiet_NaN()),
-                            b.splat_float(xr.type, std::numeric_limits<double>::quiet_NaN()));
-    return b.select(nan, nan_c, r);
-  });
+  return binary_compute(b, c, v, 0, 1, complex_math::log_add_exp);
 });
 
 }  // namespace
