@@ -246,15 +246,15 @@ def test_complex_half_is_rejected_clearly():
 
 def test_complex_op_without_complex_rule_falls_back_visibly(monkeypatch):
     import torch_tpu
-    # logcumsumexp's rule does not declare complex values: the CPU computes it, counted.
-    z = torch.tensor([1 + 2j, -0.5j], dtype=torch.complex64)
+    # nan_to_num's rule does not declare complex values: the CPU computes it, counted.
+    z = torch.tensor([1 + 2j, complex(float("nan"), -0.5)], dtype=torch.complex64)
     torch_tpu.reset_metrics()
-    got = torch.logcumsumexp(z.to("tpu"), 0)
-    torch.testing.assert_close(got.cpu(), torch.logcumsumexp(z, 0))
-    assert torch_tpu.metrics()["fallbacks_by_op"] == {"logcumsumexp": 1}
+    got = torch.nan_to_num(z.to("tpu"))
+    torch.testing.assert_close(got.cpu(), torch.nan_to_num(z))
+    assert torch_tpu.metrics()["fallbacks_by_op"] == {"nan_to_num": 1}
     monkeypatch.setenv("TORCH_TPU_FALLBACK", "error")
     with pytest.raises(NotImplementedError, match="no tpu lowering"):
-        torch.logcumsumexp(z.to("tpu"), 0)
+        torch.nan_to_num(z.to("tpu"))
 
 
 @pytest.mark.parametrize("src", [torch.float32, torch.bfloat16, torch.float16, torch.float64])
