@@ -17,6 +17,7 @@
 #include "eager/executor.h"
 #include "eager/host_index_checks.h"
 #include "eager/metrics.h"
+#include "eager/map_pressure.h"
 #include "eager/program_cache.h"
 #include "ops/view_lowering.h"
 #include "pjrt/executable.h"
@@ -151,6 +152,7 @@ void copy_storage_bytes(StorageSlot& dst, StorageSlot& src, size_t count) {
     ViewGeometry bytes{hlo::DType::U8, {static_cast<int64_t>(count)}, {1}};
     hlo::Value head = read_view(b, base, bytes, zero);
     hlo::Value full = b.pad(head, b.constant_int(hlo::DType::U8, 0), {0}, {out.dims[0] - head.type.dims[0]}, {0});
+    relieve_map_pressure();
     exe = compile_cache::compile(device::runtime().client, b.finish({full}), pjrt::CompileSettings{});
     count_compile("resize_", 0);
     count_evictions(programs->insert(key, exe));

@@ -24,6 +24,7 @@
 #include "eager/fused/window.h"
 #include "eager/op_plan.h"
 #include "eager/metrics.h"
+#include "eager/map_pressure.h"
 #include "eager/program_cache.h"
 #include "eager/scalar_operand_cache.h"
 #include "eager/tpu_type_check.h"
@@ -327,6 +328,7 @@ std::shared_ptr<pjrt::Executable> compile_program(const std::string& text, const
                                                   const std::string& described_as) {
   auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<pjrt::Executable> exe;
+  relieve_map_pressure();
   try {
     // Memory miss: load from the persistent cache, or compile and store.
     exe = compile_cache::compile(device::runtime().client, text, pjrt::CompileSettings{});

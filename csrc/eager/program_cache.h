@@ -3,9 +3,13 @@
 // over thousands of shapes runs into the kernel's per-process map limit
 // (vm.max_map_count) and the process dies. Evicted entries are shared_ptrs, so
 // a program still in use by a caller stays alive until that caller lets go.
+// A count bound alone is not enough (one linear-algebra program can hold
+// dozens of maps), so every cache also registers with map_pressure.h, which
+// empties the older half of each when the process nears the map limit.
 #pragma once
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -25,9 +29,18 @@ inline size_t program_cache_capacity() {
   return capacity;
 }
 
+// Every program cache's "drop your older half" (see map_pressure.h).
+void register_program_cache(std::function<int64_t()> evict_older_half);
+
 template <typename V>
 class ProgramCache {
  public:
+  // Caches live for the whole process (they are created once and leaked),
+  // so the registry may hold `this`.
+  ProgramCache() {
+    register_program_cache([this] { return evict_oldest((size() + 1) / 2); });
+  }
+
   std::shared_ptr<V> find(const std::string& key) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = index_.find(key);

@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <mutex>
 
 #include "device/device_error.h"
@@ -70,24 +68,6 @@ ProgramCache<pjrt::Executable>& programs() {
   return *c;
 }
 
-// Each XLA CPU executable keeps memory maps for its code, and a window's
-// program holds many (one per fused kernel): a long process compiling many
-// windows reached the kernel's per-process limit (vm.max_map_count) and died
-// in the compiler. Past half that limit, the least recently used half of the
-// window programs go (a later window like one of them compiles again, or
-// loads from the persistent cache).
-void relieve_map_pressure() {
-  static const long limit = [] {
-    std::ifstream f("/proc/sys/vm/max_map_count");
-    long v = 0;
-    return (f >> v) && v > 0 ? v : 65530L;
-  }();
-  std::ifstream maps("/proc/self/maps");
-  if (!maps) return;
-  long n = std::count(std::istreambuf_iterator<char>(maps), std::istreambuf_iterator<char>(), '\n');
-  if (n > limit / 2) count_evictions(programs().evict_oldest(programs().size() / 2 + 1));
-}
-
 int storage_of(Window& w, StorageSlot* slot) {
   auto it = w.index.find(slot);
   if (it != w.index.end()) return it->second;
@@ -114,7 +94,6 @@ void run(Window& w) {
     exe = compile_program(window_program(w), "fused window", name);
     count_evictions(programs().insert(key, exe));
     ++n_compiles;
-    relieve_map_pressure();
   }
   std::vector<std::shared_ptr<pjrt::Buffer>> keep;  // alive until the program is queued
   std::vector<pjrt::Buffer*> args;
