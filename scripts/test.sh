@@ -21,17 +21,43 @@ export TORCH_TPU_VALIDATE_CACHE=1
 # Verify-only too: every program compiled for work without float64/complex128
 # tensors must hold no f64 (a TPU has none); one that does fails its test.
 export TORCH_TPU_CHECK_TPU_TYPES=1
-# The op-family files in groups of 7 per pytest process, then the rest: a
-# crash in one group cannot hide the others, and 6 processes start in ~25 s
-# where one per file (42) took ~3 min. (A single process over everything once
-# died late in the run: cached XLA executables exhausted the process's memory
-# maps; the eager program cache is bounded since, see program_cache.h.)
+# Test processes run two at a time (TORCH_TPU_TEST_JOBS): one pytest process
+# keeps ~1.5 of this machine's 2 cores busy (Python dispatch is serial, XLA
+# compiles and runs on threads), so a second one fills the gaps; each process's
+# output is printed whole when it ends, in the order the jobs were listed. The
+# op-family files go in groups of 7 per process: a crash in one group cannot
+# hide the others, and 8 processes start in ~30 s where one per file (52) took
+# ~3 min. (A single process over everything once died late in the run: cached
+# XLA executables exhausted the process's memory maps; program caches are
+# bounded since, by count and by the process's map count: see map_pressure.h.)
+# The multi-process tests (tests/distributed: 4 ranks each, bounded by
+# timeouts) run alone afterwards, so other tests never slow their ranks.
+logs="$(mktemp -d -t torch_tpu_test_logs.XXXXXX)"
+trap 'rm -rf "$TORCH_TPU_COMPILE_CACHE" "$logs"' EXIT
+names=()
+job() {  # job NAME COMMAND...: runs in the background, at most TORCH_TPU_TEST_JOBS at once
+  local name=$1
+  shift
+  names+=("$name")
+  while [ "$(jobs -rp | wc -l)" -ge "${TORCH_TPU_TEST_JOBS:-2}" ]; do wait -n || true; done
+  ( set +e; "$@" > "$logs/$name.log" 2>&1; echo $? > "$logs/$name.rc" ) &
+}
 status=0
-mapfile -t op_files < <(ls tests/ops/test_*.py)
-for ((i = 0; i < ${#op_files[@]}; i += 7)); do
-  python -m pytest -q "${op_files[@]:i:7}" "$@" || status=1
-done
-python -m pytest -q --durations=15 tests --ignore=tests/ops "$@" || status=1
+finish_jobs() {  # waits for every job, prints each one's output, fails if any failed
+  wait || true
+  for name in "${names[@]}"; do
+    echo "== $name"
+    cat "$logs/$name.log"
+    [ "$(cat "$logs/$name.rc" 2>/dev/null)" = 0 ] || { echo "== $name FAILED"; status=1; }
+  done
+  names=()
+}
+# Longest first, so the two lanes end together.
+job "models (tests/hf, tests/diffusers, tests/hf_kernels, tests/compile)" \
+  python -m pytest -q --durations=10 tests/hf tests/diffusers tests/hf_kernels tests/compile "$@"
+job "the rest (tests/*.py, tests/fuzz, tests/reliability)" \
+  python -m pytest -q --durations=10 tests --ignore=tests/ops --ignore=tests/distributed --ignore=tests/hf \
+  --ignore=tests/diffusers --ignore=tests/hf_kernels --ignore=tests/compile "$@"
 # Fused eager mode changes how ops run (windows of ops as one program), so a
 # slice of the op-family and model tests runs again under it; every result is
 # still compared with the CPU. The model slice is the main job's test (a tiny
@@ -39,8 +65,14 @@ python -m pytest -q --durations=15 tests --ignore=tests/ops "$@" || status=1
 # holds fused decoding and training against strict mode. The whole of
 # tests/hf passes under fused mode too (test_causal_lm.py alone takes ~4 min in it):
 #   TORCH_TPU_EAGER_MODE=fused python -m pytest -q tests/hf -k "not does_not_recompile"
-echo "== Fused eager mode slice"
-TORCH_TPU_EAGER_MODE=fused python -m pytest -q tests/ops/test_elementwise.py tests/ops/test_shape.py \
-  tests/ops/test_indexing.py tests/ops/test_reduction.py tests/ops/test_matmul.py tests/ops/test_softmax.py \
-  tests/ops/test_attention.py tests/ops/test_ragged_dot.py tests/hf/test_main_job.py "$@" || status=1
+job "fused eager mode slice" env TORCH_TPU_EAGER_MODE=fused python -m pytest -q tests/ops/test_elementwise.py \
+  tests/ops/test_shape.py tests/ops/test_indexing.py tests/ops/test_reduction.py tests/ops/test_matmul.py \
+  tests/ops/test_softmax.py tests/ops/test_attention.py tests/ops/test_ragged_dot.py tests/hf/test_main_job.py "$@"
+mapfile -t op_files < <(ls tests/ops/test_*.py)
+for ((i = 0; i < ${#op_files[@]}; i += 7)); do
+  job "op families ${op_files[i]##*/} ..." python -m pytest -q "${op_files[@]:i:7}" "$@"
+done
+finish_jobs
+echo "== tests/distributed (alone)"
+python -m pytest -q --durations=10 tests/distributed "$@" || status=1
 exit $status
