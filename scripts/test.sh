@@ -36,19 +36,20 @@ logs="$(mktemp -d -t torch_tpu_test_logs.XXXXXX)"
 trap 'rm -rf "$TORCH_TPU_COMPILE_CACHE" "$logs"' EXIT
 names=()
 job() {  # job NAME COMMAND...: runs in the background, at most TORCH_TPU_TEST_JOBS at once
-  local name=$1
+  local n=${#names[@]}
+  names+=("$1")
   shift
-  names+=("$name")
   while [ "$(jobs -rp | wc -l)" -ge "${TORCH_TPU_TEST_JOBS:-2}" ]; do wait -n || true; done
-  ( set +e; "$@" > "$logs/$name.log" 2>&1; echo $? > "$logs/$name.rc" ) &
+  ( set +e; "$@" > "$logs/$n.log" 2>&1; echo $? > "$logs/$n.rc" ) &
 }
 status=0
 finish_jobs() {  # waits for every job, prints each one's output, fails if any failed
   wait || true
-  for name in "${names[@]}"; do
-    echo "== $name"
-    cat "$logs/$name.log"
-    [ "$(cat "$logs/$name.rc" 2>/dev/null)" = 0 ] || { echo "== $name FAILED"; status=1; }
+  local n
+  for n in "${!names[@]}"; do
+    echo "== ${names[n]}"
+    cat "$logs/$n.log" || true
+    [ "$(cat "$logs/$n.rc" 2>/dev/null)" = 0 ] || { echo "== ${names[n]} FAILED"; status=1; }
   done
   names=()
 }

@@ -1,9 +1,13 @@
 // Host copies of a collective's tensors, and the copies back. A host
 // collective needs dense CPU tensors; a CPU tensor that is already
-// contiguous is used as it is.
+// contiguous is used as it is. Where the device's memory is host memory
+// (device/host_access.h) nothing is copied through the plugin: inputs are
+// read in place, and results land in host blocks that become the tensors'
+// new buffers (one memcpy for an in-place collective's starting values).
 #pragma once
 #include <ATen/ATen.h>
 
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -28,7 +32,14 @@ class HostStaging {
   void write_back();
 
  private:
-  std::vector<std::pair<at::Tensor, at::Tensor>> back_;  // (destination, host result)
+  struct Back {
+    at::Tensor dst;
+    at::Tensor host;               // the result, dense
+    std::shared_ptr<void> block;   // its memory, when it is a host block
+  };
+  // A host block for `t`'s result (null where the device is not host memory).
+  at::Tensor block_for(const at::Tensor& t, const at::Tensor& initial);
+  std::vector<Back> back_;
   std::vector<at::Tensor> held_;  // host copies of inputs, alive until the collective is done
 };
 

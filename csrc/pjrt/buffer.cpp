@@ -74,6 +74,32 @@ std::shared_ptr<Buffer> Buffer::from_host(Client& client, const void* data,
   return adopt(client.shared_from_this(), args.buffer);
 }
 
+std::shared_ptr<Buffer> Buffer::from_host_zero_copy(
+    Client& client, const void* data, ElementType type,
+    const std::vector<int64_t>& dims, const Device& device,
+    std::function<void()> on_released) {
+  const abi::PJRT_Api* c = client.api()->raw();
+  auto args = abi::make<abi::PJRT_Client_BufferFromHostBuffer_Args>();
+  args.client = client.raw();
+  args.data = data;
+  args.type = static_cast<abi::PJRT_Buffer_Type>(type);
+  args.dims = dims.data();
+  args.num_dims = dims.size();
+  args.host_buffer_semantics = abi::PJRT_HostBufferSemantics_kImmutableZeroCopy;
+  args.device = device.raw();
+  check(c, c->PJRT_Client_BufferFromHostBuffer(&args),
+        "PJRT_Client_BufferFromHostBuffer");
+  std::shared_ptr<Buffer> buffer = adopt(client.shared_from_this(), args.buffer);
+  // Without the event nothing says when `data` is free again: the caller
+  // copies instead.
+  if (args.done_with_host_buffer == nullptr) return nullptr;
+  // Fires when the plugin lets go of `data`: when the buffer is destroyed if
+  // it aliased it, at once if it copied.
+  Event done(c, args.done_with_host_buffer);
+  done.on_ready(std::move(on_released));
+  return buffer;
+}
+
 std::shared_ptr<Buffer> Buffer::adopt(std::shared_ptr<Client> client,
                                       abi::PJRT_Buffer* buffer) {
   if (buffer == nullptr) {
@@ -221,6 +247,32 @@ bool Buffer::is_deleted() const {
   args.buffer = buffer_;
   check(c, c->PJRT_Buffer_IsDeleted(&args), "PJRT_Buffer_IsDeleted");
   return args.is_deleted;
+}
+
+std::shared_ptr<const void> Buffer::pinned_memory() {
+  const abi::PJRT_Api* c = client_->api()->raw();
+  if (c->struct_size < TPU_PJRT_API_ENTRY_END(PJRT_Buffer_OpaqueDeviceMemoryDataPointer) ||
+      !c->PJRT_Buffer_IncreaseExternalReferenceCount || !c->PJRT_Buffer_DecreaseExternalReferenceCount ||
+      !c->PJRT_Buffer_OpaqueDeviceMemoryDataPointer) {
+    return nullptr;
+  }
+  auto inc = abi::make<abi::PJRT_Buffer_IncreaseExternalReferenceCount_Args>();
+  inc.buffer = buffer_;
+  check(c, c->PJRT_Buffer_IncreaseExternalReferenceCount(&inc),
+        "PJRT_Buffer_IncreaseExternalReferenceCount");
+  std::shared_ptr<Buffer> self = shared_from_this();
+  // Owns one external reference: dropping the last copy gives it back.
+  std::shared_ptr<Buffer> pin(self.get(), [self, c](Buffer* b) {
+    auto dec = abi::make<abi::PJRT_Buffer_DecreaseExternalReferenceCount_Args>();
+    dec.buffer = b->buffer_;
+    check_noexcept(c, c->PJRT_Buffer_DecreaseExternalReferenceCount(&dec),
+                   "PJRT_Buffer_DecreaseExternalReferenceCount");
+  });
+  auto ptr = abi::make<abi::PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args>();
+  ptr.buffer = buffer_;
+  check(c, c->PJRT_Buffer_OpaqueDeviceMemoryDataPointer(&ptr),
+        "PJRT_Buffer_OpaqueDeviceMemoryDataPointer");
+  return std::shared_ptr<const void>(pin, ptr.device_memory_ptr);
 }
 
 }  // namespace torch_tpu::pjrt

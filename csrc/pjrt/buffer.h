@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -33,6 +34,17 @@ class Buffer : public std::enable_shared_from_this<Buffer> {
                                            ElementType type,
                                            const std::vector<int64_t>& dims,
                                            const Device& device);
+
+  // A buffer over `data` itself where the plugin can alias host memory (the
+  // CPU plugin, for aligned dense data): "immutable zero copy" semantics, so
+  // the caller must not write `data` until `on_released` has run, which the
+  // plugin calls once it no longer needs `data` (at once if it copied).
+  // Null (and `on_released` never called) when the plugin gives no such
+  // signal: the caller then copies instead.
+  static std::shared_ptr<Buffer> from_host_zero_copy(
+      Client& client, const void* data, ElementType type,
+      const std::vector<int64_t>& dims, const Device& device,
+      std::function<void()> on_released);
 
   // Takes ownership of a PJRT_Buffer produced by the plugin.
   static std::shared_ptr<Buffer> adopt(std::shared_ptr<Client> client,
@@ -65,6 +77,13 @@ class Buffer : public std::enable_shared_from_this<Buffer> {
 
   // Copies to another device of the same client.
   std::shared_ptr<Buffer> copy_to_device(const Device& device);
+
+  // The buffer's memory, pinned (external reference count) while the
+  // returned pointer lives; it keeps this Buffer alive too. Null when the
+  // plugin lacks the entries. Only plugins whose device memory is host
+  // memory (platform "cpu") make this readable from the host, and only once
+  // ready_event() is done; the buffer stays immutable: never write through it.
+  std::shared_ptr<const void> pinned_memory();
 
   // Releases the device memory now; the object stays valid for is_deleted().
   void delete_now();

@@ -443,6 +443,15 @@ TPU_PJRT_ARGS(PJRT_Buffer_ReadyEvent) {
   PJRT_Buffer* buffer;
   PJRT_Event* event;  // out, caller destroys
 };
+// While a buffer's external reference count is above zero the plugin neither
+// frees nor moves its memory, so the opaque pointer stays valid.
+TPU_PJRT_ARGS(PJRT_Buffer_IncreaseExternalReferenceCount) { TPU_PJRT_HEAD; PJRT_Buffer* buffer; };
+TPU_PJRT_ARGS(PJRT_Buffer_DecreaseExternalReferenceCount) { TPU_PJRT_HEAD; PJRT_Buffer* buffer; };
+TPU_PJRT_ARGS(PJRT_Buffer_OpaqueDeviceMemoryDataPointer) {
+  TPU_PJRT_HEAD;
+  PJRT_Buffer* buffer;
+  void* device_memory_ptr;  // out
+};
 
 #undef TPU_PJRT_HEAD
 #undef TPU_PJRT_ARGS
@@ -538,7 +547,12 @@ struct PJRT_Api {
   TPU_PJRT_FN(PJRT_Buffer_ToHostBuffer);
   TPU_PJRT_UNUSED(PJRT_Buffer_IsOnCpu);
   TPU_PJRT_FN(PJRT_Buffer_ReadyEvent);
-  // The plugin's table continues; we never read past PJRT_Buffer_ReadyEvent.
+  // Optional from here (checked against struct_size before use).
+  TPU_PJRT_UNUSED(PJRT_Buffer_UnsafePointer);
+  TPU_PJRT_FN(PJRT_Buffer_IncreaseExternalReferenceCount);
+  TPU_PJRT_FN(PJRT_Buffer_DecreaseExternalReferenceCount);
+  TPU_PJRT_FN(PJRT_Buffer_OpaqueDeviceMemoryDataPointer);
+  // The plugin's table continues; we never read past it.
 };
 
 #undef TPU_PJRT_FN

@@ -76,6 +76,9 @@ TPU_PJRT_STRUCT_SIZE(PJRT_Buffer_IsDeleted_Args, is_deleted);
 TPU_PJRT_STRUCT_SIZE(PJRT_Buffer_CopyToDevice_Args, dst_buffer);
 TPU_PJRT_STRUCT_SIZE(PJRT_Buffer_ToHostBuffer_Args, event);
 TPU_PJRT_STRUCT_SIZE(PJRT_Buffer_ReadyEvent_Args, event);
+TPU_PJRT_STRUCT_SIZE(PJRT_Buffer_IncreaseExternalReferenceCount_Args, buffer);
+TPU_PJRT_STRUCT_SIZE(PJRT_Buffer_DecreaseExternalReferenceCount_Args, buffer);
+TPU_PJRT_STRUCT_SIZE(PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args, device_memory_ptr);
 #undef TPU_PJRT_STRUCT_SIZE
 
 // A zero-filled struct with struct_size set: every pointer we do not set is
@@ -104,6 +107,10 @@ static_assert(offsetof(PJRT_Api, PJRT_LoadedExecutable_AddressableDevices) ==
                   456, "PJRT_Api table order");
 static_assert(offsetof(PJRT_Api, PJRT_Buffer_ReadyEvent) == 616,
               "PJRT_Api table order");
+static_assert(offsetof(PJRT_Api, PJRT_Buffer_OpaqueDeviceMemoryDataPointer) == 648,
+              "PJRT_Api table order");
+static_assert(StructSize<PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args>::value == 32,
+              "OpaqueDeviceMemoryDataPointer");
 static_assert(StructSize<PJRT_NamedValue>::value == 56, "NamedValue");
 static_assert(offsetof(PJRT_NamedValue, int64_value) == 40, "NamedValue");
 static_assert(StructSize<PJRT_Client_Create_Args>::value == 88, "Create");

@@ -7,6 +7,8 @@ import traceback
 import torch
 import torch.distributed as dist
 import torch.distributed._functional_collectives as funcol
+
+import torch_tpu
 from launch import say  # one write per line: ranks share the output pipe
 
 R = dist.ReduceOp
@@ -205,6 +207,39 @@ def main():
             dist.all_reduce(base[1, 1:3], group=g)    # a slice with an offset
             return [base]
         both(lambda dev: values((3, 4), torch.float32, 30).to(dev), run)
+
+    @case("host-addressable device memory: no staging copies, and buffers stay immutable")
+    def _():
+        # On the CPU plugin the device's memory is the host's: collectives read
+        # tpu tensors in place and their results become the tensors' new
+        # buffers, so no bytes go through the plugin's transfers.
+        big = values((256, 64), torch.float32, 40)
+        ref = big.clone()
+        dist.all_reduce(ref, group=GLOO)
+        ref_gather = torch.empty((W * 256, 64))
+        dist.all_gather_into_tensor(ref_gather, big, group=GLOO)
+        x = big.to("tpu")
+        view = x.view(-1)                      # shares x's storage: sees the result
+        before = x.clone()                     # its own storage: keeps the old values
+        gathered = torch.empty((W * 256, 64), device="tpu")
+        torch.tpu.synchronize()
+        m0 = torch_tpu.metrics()
+        dist.all_reduce(x)
+        dist.all_gather_into_tensor(gathered, before)
+        torch.tpu.synchronize()
+        m1 = torch_tpu.metrics()
+        for k in ("host_to_device_bytes", "device_to_host_bytes"):
+            assert m1[k] == m0[k], (k, m0[k], m1[k])
+        same([x, view.view(256, 64), before, gathered], [ref, ref, big, ref_gather])
+        # An index tensor whose host copy the eager path remembers (by buffer):
+        # after the collective writes it, indexing uses the new values.
+        idx = torch.tensor([RANK % 2, 1], device="tpu")
+        src = torch.arange(10.0, device="tpu")
+        assert src[idx].tolist() == [float(RANK % 2), 1.0]
+        dist.all_reduce(idx)                   # sum over ranks
+        want = torch.tensor([RANK % 2, 1])
+        dist.all_reduce(want, group=GLOO)
+        same([src[idx]], [torch.arange(10.0)[want]])
 
     @case("empty and 0-d tensors")
     def _():
