@@ -113,6 +113,8 @@ bool install_host_block(const at::Tensor& t, std::shared_ptr<void> block) {
       [block]() mutable { block.reset(); });
   if (!buffer) return false;
   slot.set(std::move(buffer), slot.layout, "a collective");
+  // As the copy_ it replaces would: autograd sees `t` was written.
+  if (!t.is_inference()) t.unsafeGetTensorImpl()->bump_version();
   return true;
 }
 

@@ -2,6 +2,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <cstring>
 #include <sstream>
 
 namespace torch_tpu::distributed {
@@ -77,10 +78,16 @@ std::string describe(const int64_t* row) {
 
 }  // namespace
 
-void check_rank_agreement(CollectiveTransport& transport, int size, const OpSignature& sig) {
+at::Tensor check_rank_agreement(CollectiveTransport& transport, int size, const OpSignature& sig,
+                                int64_t payload_words, const void* payload, size_t payload_bytes) {
   std::vector<int64_t> mine = row_of(sig, size);
+  const int64_t header = static_cast<int64_t>(mine.size());
+  mine.resize(header + payload_words, 0);
+  TORCH_CHECK(payload_bytes <= static_cast<size_t>(payload_words) * 8, "tpu_dist: payload does not fit its words");
+  if (payload_bytes) std::memcpy(mine.data() + header, payload, payload_bytes);
   at::Tensor row = at::from_blob(mine.data(), {static_cast<int64_t>(mine.size())}, at::kLong).clone();
-  at::Tensor rows = transport.allgather_host_int64(row);
+  at::Tensor all = transport.allgather_host_int64(row);
+  at::Tensor rows = all.narrow(1, 0, header).contiguous();
   const std::string op = c10d::opTypeToString(sig.op);
   const int64_t width = rows.size(1);
   const int64_t* base = rows.data_ptr<int64_t>();
@@ -93,7 +100,8 @@ void check_rank_agreement(CollectiveTransport& transport, int size, const OpSign
     if (at(r, kNumel) != at(0, kNumel) || at(r, kShapeHash) != at(0, kShapeHash))
       raise(op, "the tensors' shapes", rows);
   }
-  if (sig.match != OpSignature::Match::Pairwise) return;
+  at::Tensor payloads = all.narrow(1, header, payload_words);
+  if (sig.match != OpSignature::Match::Pairwise) return payloads;
   for (int i = 0; i < size; ++i) {
     for (int j = 0; j < size; ++j) {
       const int64_t sent = at(i, kHeader + j), expected = at(j, kHeader + size + i);
@@ -105,6 +113,7 @@ void check_rank_agreement(CollectiveTransport& transport, int size, const OpSign
       }
     }
   }
+  return payloads;
 }
 
 }  // namespace torch_tpu::distributed

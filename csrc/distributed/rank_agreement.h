@@ -29,7 +29,13 @@ struct OpSignature {
 };
 
 // Raises c10::DistBackendError, naming every rank's part, when the ranks
-// disagree; returns when they agree.
-void check_rank_agreement(CollectiveTransport& transport, int size, const OpSignature& sig);
+// disagree; returns when they agree. `payload_words` int64 words ride along
+// in the same all-gather (every rank must pass the same count: a count that
+// depends on this rank's own arguments would break the check itself when the
+// ranks disagree); `payload` fills the first of them (the rest are zeros).
+// Returns every rank's payload words, [size, payload_words].
+at::Tensor check_rank_agreement(CollectiveTransport& transport, int size, const OpSignature& sig,
+                                int64_t payload_words = 0, const void* payload = nullptr,
+                                size_t payload_bytes = 0);
 
 }  // namespace torch_tpu::distributed

@@ -115,7 +115,7 @@ void TpuBackend::guarded(c10d::OpType op, const std::function<void()>& run) {
 }
 
 void TpuBackend::agree(const OpSignature& sig) {
-  if (agreement_checked()) check_rank_agreement(*transport_, getSize(), sig);
+  if (agreement_checked()) rounds_.check(*transport_, getSize(), sig);
 }
 
 c10::intrusive_ptr<c10d::Work> TpuBackend::broadcast(std::vector<at::Tensor>& tensors,
@@ -132,7 +132,10 @@ c10::intrusive_ptr<c10d::Work> TpuBackend::allreduce(std::vector<at::Tensor>& te
                                                      const c10d::AllreduceOptions& opts) {
   check_tensors(OpType::ALLREDUCE, tensors);
   guarded(OpType::ALLREDUCE, [&] {
-    agree({OpType::ALLREDUCE, -1, reduce_op_of(opts.reduceOp), tensors});
+    OpSignature sig{OpType::ALLREDUCE, -1, reduce_op_of(opts.reduceOp), tensors};
+    // A small one completes within the check (agreed_rounds.h).
+    if (agreement_checked() && rounds_.check_and_allreduce(*transport_, getSize(), sig, tensors, opts.reduceOp))
+      return;
     transport_->allreduce(tensors, opts);
   });
   return done(getRank(), OpType::ALLREDUCE, tensors);

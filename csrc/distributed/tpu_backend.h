@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 
+#include "distributed/agreed_rounds.h"
 #include "distributed/collective_transport.h"
 #include "distributed/rank_agreement.h"
 
@@ -18,6 +19,7 @@ class TpuBackend : public c10d::Backend {
 
   const std::string getBackendName() const override { return "tpu_dist"; }
   std::string transport_name() const { return transport_->name(); }
+  int64_t allreduces_completed_in_check() const { return rounds_.completed_in_check(); }
 
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
                                            const c10d::BroadcastOptions& opts) override;
@@ -65,6 +67,7 @@ class TpuBackend : public c10d::Backend {
   void agree(const OpSignature& sig);
   void guarded(c10d::OpType op, const std::function<void()>& run);
   std::unique_ptr<CollectiveTransport> transport_;
+  AgreedRounds rounds_;
 };
 
 }  // namespace torch_tpu::distributed

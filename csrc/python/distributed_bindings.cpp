@@ -22,7 +22,9 @@ void bind_distributed(py::module_& m) {
            }),
            py::arg("host_group"), py::arg("rank"), py::arg("size"),
            "A tpu_dist backend whose collectives stage through the host group (a CPU backend such as gloo).")
-      .def_property_readonly("transport", &TpuBackend::transport_name);
+      .def_property_readonly("transport", &TpuBackend::transport_name)
+      .def_property_readonly("allreduces_completed_in_check", &TpuBackend::allreduces_completed_in_check,
+                             "Small all_reduces that rode on the agreement check (one host round instead of two).");
 }
 
 }  // namespace torch_tpu::python

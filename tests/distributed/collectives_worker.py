@@ -241,6 +241,19 @@ def main():
         dist.all_reduce(want, group=GLOO)
         same([src[idx]], [torch.arange(10.0)[want]])
 
+    @case("small all_reduces ride on the agreement check (one round)")
+    def _():
+        backend = dist.group.WORLD._get_backend(torch.device("tpu"))
+        assert backend.transport.startswith("host staging"), backend.transport
+        n0 = backend.allreduces_completed_in_check
+        for i, dt in enumerate([torch.float32, torch.float32, torch.float32, torch.bfloat16, torch.int64]):
+            both(lambda dev: values((8, 3), dt, 50 + i).to(dev), lambda t, g: (dist.all_reduce(t, group=g), [t])[1])
+        # The room in a check is the previous all_reduce's agreed size: the
+        # first float32 call finds none, the next two and the bfloat16 one
+        # (48 bytes in 96) fit, the int64 one (192 bytes in bfloat16's 48) not.
+        done = backend.allreduces_completed_in_check - n0
+        assert done == 3, done
+
     @case("empty and 0-d tensors")
     def _():
         both(lambda dev: values((0, 3), torch.float32, 31).to(dev), lambda t, g: (dist.all_reduce(t, group=g), [t])[1])
@@ -303,6 +316,10 @@ def main():
     expect_error("a rank with a tensor of the wrong shape",
                  lambda: dist.all_reduce(torch.ones(6 if RANK == 0 else 4, device="tpu")),
                  "disagree", "shapes", "rank 0: ALLREDUCE with Float[6]", "rank 1: ALLREDUCE with Float[4]")
+    expect_error("a rank with a larger tensor after small all_reduces that rode on their checks",
+                 lambda: [dist.all_reduce(torch.ones(4, device="tpu")) for _ in range(2)]
+                 + [dist.all_reduce(torch.ones(5 if RANK == 0 else 4, device="tpu"))],
+                 "disagree", "shapes", "rank 0: ALLREDUCE with Float[5]", "rank 1: ALLREDUCE with Float[4]")
     expect_error("a rank with a different dtype",
                  lambda: dist.all_reduce(torch.ones(4, device="tpu", dtype=torch.int32 if RANK == 3 else torch.float32)),
                  "dtypes", "rank 3: ALLREDUCE with Int[4]")
