@@ -21,16 +21,20 @@ import sys
 import time
 
 
-def timed(fn, sync, repeats):
-    fn()
-    sync()
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
+def timed_round_robin(contenders, repeats):
+    """contenders: (fn, sync) pairs, timed in turn each repeat (load changes hit
+    every contender alike); the median seconds of each."""
+    for fn, sync in contenders:  # warm-up
         fn()
         sync()
-        samples.append(time.perf_counter() - t0)
-    return statistics.median(samples)
+    samples = [[] for _ in contenders]
+    for _ in range(repeats):
+        for (fn, sync), out in zip(contenders, samples):
+            t0 = time.perf_counter()
+            fn()
+            sync()
+            out.append(time.perf_counter() - t0)
+    return [statistics.median(s) for s in samples]
 
 
 def allreduce_worker(max_mb):
@@ -44,12 +48,12 @@ def allreduce_worker(max_mb):
     rows = []
     while size <= max_mb * 2**20:
         numel = size // 4
-        repeats = 25 if size <= 2**20 else 5
+        repeats = 25 if size <= 2**20 else 9
         cpu = torch.ones(numel)
         tpu = torch.ones(numel, device="tpu")
-        t_gloo = timed(lambda: dist.all_reduce(cpu, group=gloo), lambda: None, repeats)
-        # .item() of one element waits for the copy back into the tpu tensor.
-        t_tpu = timed(lambda: dist.all_reduce(tpu), lambda: tpu[0].item(), repeats)
+        # .item() of one element waits for the result in the tpu tensor.
+        t_gloo, t_tpu = timed_round_robin([(lambda: dist.all_reduce(cpu, group=gloo), lambda: None),
+                                           (lambda: dist.all_reduce(tpu), lambda: tpu[0].item())], repeats)
         t = torch.tensor([t_gloo, t_tpu])
         dist.all_reduce(t, op=dist.ReduceOp.MAX, group=gloo)  # the slowest rank's time
         rows.append((size, *t.tolist()))
@@ -86,7 +90,7 @@ def ddp_worker(steps):
         opt.step()
         opt.zero_grad()
 
-    t = timed(step, lambda: torch.tpu.synchronize(), steps)
+    (t,) = timed_round_robin([(step, lambda: torch.tpu.synchronize())], steps)
     if rank == 0:
         params = sum(p.numel() for p in model.parameters())
         print(f"DDP MLP ({params / 1e6:.2f} M parameters, batch 64 per rank), {n} rank(s): "

@@ -7,8 +7,9 @@ namespace torch_tpu::distributed {
 namespace {
 
 // Larger all_reduces move their data once through the transport's ring; an
-// all-gather would move it size times.
-constexpr size_t kMaxRiderBytes = 256 << 10;
+// all-gather would move it size times (measured on 4 ranks: riding wins at
+// 1 MB, 0.89x gloo against 0.59x for check + ring; loses at 4 MB, 0.40x).
+constexpr size_t kMaxRiderBytes = 1 << 20;
 
 bool reducible_here(const c10d::ReduceOp& op, c10::ScalarType dtype) {
   switch (op.op_) {
