@@ -32,6 +32,28 @@ int64_t count_elements(const std::vector<int64_t>& dims) {
 
 }  // namespace
 
+namespace {
+// PJRT_Client_BufferFromHostBuffer of dense row-major data; the caller owns
+// the returned event and buffer.
+abi::PJRT_Client_BufferFromHostBuffer_Args buffer_from_host(
+    Client& client, const void* data, ElementType type,
+    const std::vector<int64_t>& dims, const Device& device,
+    abi::PJRT_HostBufferSemantics semantics) {
+  const abi::PJRT_Api* c = client.api()->raw();
+  auto args = abi::make<abi::PJRT_Client_BufferFromHostBuffer_Args>();
+  args.client = client.raw();
+  args.data = data;
+  args.type = static_cast<abi::PJRT_Buffer_Type>(type);
+  args.dims = dims.data();
+  args.num_dims = dims.size();
+  args.host_buffer_semantics = semantics;
+  args.device = device.raw();
+  check(c, c->PJRT_Client_BufferFromHostBuffer(&args),
+        "PJRT_Client_BufferFromHostBuffer");
+  return args;
+}
+}  // namespace
+
 std::shared_ptr<Buffer> Buffer::from_host(Client& client, const void* data,
                                           ElementType type,
                                           const std::vector<int64_t>& dims,
@@ -57,17 +79,8 @@ std::shared_ptr<Buffer> Buffer::from_host(Client& client, const void* data,
     data = &kNoData;
   }
   const abi::PJRT_Api* c = client.api()->raw();
-  auto args = abi::make<abi::PJRT_Client_BufferFromHostBuffer_Args>();
-  args.client = client.raw();
-  args.data = data;
-  args.type = static_cast<abi::PJRT_Buffer_Type>(type);
-  args.dims = dims.data();
-  args.num_dims = dims.size();
-  args.host_buffer_semantics =
-      abi::PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
-  args.device = device.raw();
-  check(c, c->PJRT_Client_BufferFromHostBuffer(&args),
-        "PJRT_Client_BufferFromHostBuffer");
+  auto args = buffer_from_host(client, data, type, dims, device,
+                               abi::PJRT_HostBufferSemantics_kImmutableOnlyDuringCall);
   // With "only during call" semantics the host buffer is already released;
   // the event carries no information we need, but we own it.
   { Event done_with_host(c, args.done_with_host_buffer); }
@@ -79,16 +92,8 @@ std::shared_ptr<Buffer> Buffer::from_host_zero_copy(
     const std::vector<int64_t>& dims, const Device& device,
     std::function<void()> on_released) {
   const abi::PJRT_Api* c = client.api()->raw();
-  auto args = abi::make<abi::PJRT_Client_BufferFromHostBuffer_Args>();
-  args.client = client.raw();
-  args.data = data;
-  args.type = static_cast<abi::PJRT_Buffer_Type>(type);
-  args.dims = dims.data();
-  args.num_dims = dims.size();
-  args.host_buffer_semantics = abi::PJRT_HostBufferSemantics_kImmutableZeroCopy;
-  args.device = device.raw();
-  check(c, c->PJRT_Client_BufferFromHostBuffer(&args),
-        "PJRT_Client_BufferFromHostBuffer");
+  auto args = buffer_from_host(client, data, type, dims, device,
+                               abi::PJRT_HostBufferSemantics_kImmutableZeroCopy);
   std::shared_ptr<Buffer> buffer = adopt(client.shared_from_this(), args.buffer);
   // Without the event nothing says when `data` is free again: the caller
   // copies instead.
