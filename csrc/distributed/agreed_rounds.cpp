@@ -1,6 +1,6 @@
 #include "distributed/agreed_rounds.h"
 
-#include "device/host_access.h"
+#include "distributed/host_staging.h"
 
 namespace torch_tpu::distributed {
 
@@ -73,13 +73,8 @@ bool AgreedRounds::check_and_allreduce(CollectiveTransport& transport, int size,
     return false;
   }
   const at::Tensor& t = tensors[0];
-  at::Tensor host;
-  if (t.device().is_cpu()) {
-    host = t.contiguous();
-  } else {
-    at::Tensor alias = device::host_alias(t);
-    host = alias.defined() ? alias.contiguous() : t.to(at::kCPU).contiguous();
-  }
+  HostStaging staging;  // a dense host view of the data, read in place where it can be
+  at::Tensor host = staging.input(t);
   at::Tensor payloads = gather(transport, size, sig, host.const_data_ptr(), bytes);
   ++completed_;
   if (bytes == 0) return true;

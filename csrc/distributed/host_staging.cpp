@@ -13,9 +13,9 @@ bool on_tpu(const at::Tensor& t) { return t.device().type() == c10::DeviceType::
 
 at::Tensor HostStaging::block_for(const at::Tensor& t, const at::Tensor& initial) {
   if (!on_tpu(t) || !t.is_contiguous() || !device::host_addressable()) return {};
-  std::shared_ptr<void> block = device::host_block(t.numel() * t.element_size());
+  std::shared_ptr<void> block = device::host_block(t.nbytes());
   at::Tensor host = device::host_tensor(block, t);
-  if (initial.defined()) std::memcpy(block.get(), initial.const_data_ptr(), t.numel() * t.element_size());
+  if (initial.defined()) std::memcpy(block.get(), initial.const_data_ptr(), t.nbytes());
   back_.push_back(Back{t, host, std::move(block)});
   return host;
 }

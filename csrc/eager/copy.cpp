@@ -10,14 +10,13 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "compile_cache/compile_cache.h"
 #include "device/runtime.h"
 #include "device/storage_slot.h"
 #include "eager/dtype_map.h"
 #include "eager/executor.h"
 #include "eager/host_index_checks.h"
 #include "eager/metrics.h"
-#include "eager/map_pressure.h"
+#include "eager/op_plan.h"
 #include "eager/program_cache.h"
 #include "ops/view_lowering.h"
 #include "pjrt/executable.h"
@@ -152,9 +151,7 @@ void copy_storage_bytes(StorageSlot& dst, StorageSlot& src, size_t count) {
     ViewGeometry bytes{hlo::DType::U8, {static_cast<int64_t>(count)}, {1}};
     hlo::Value head = read_view(b, base, bytes, zero);
     hlo::Value full = b.pad(head, b.constant_int(hlo::DType::U8, 0), {0}, {out.dims[0] - head.type.dims[0]}, {0});
-    relieve_map_pressure();
-    exe = compile_cache::compile(device::runtime().client, b.finish({full}), pjrt::CompileSettings{});
-    count_compile("resize_", 0);
+    exe = compile_program(b.finish({full}), "resize_", "resize_ (storage growth)");
     count_evictions(programs->insert(key, exe));
   }
   std::shared_ptr<pjrt::Buffer>& buffer = src.raw_buffer();
