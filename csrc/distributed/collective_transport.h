@@ -50,6 +50,9 @@ class CollectiveTransport {
   // Gathers every rank's row of a small CPU int64 tensor into [ranks, n]:
   // the backend's agreement check runs on it before data moves.
   virtual at::Tensor allgather_host_int64(const at::Tensor& row) = 0;
+  // All_reduces a dense CPU tensor in place: the backend's one-round check
+  // of a predicted all_reduce (agreed_rounds.h) runs on it.
+  virtual void allreduce_host(at::Tensor& buffer, const c10d::ReduceOp& op) = 0;
 };
 
 }  // namespace torch_tpu::distributed

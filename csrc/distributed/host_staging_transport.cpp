@@ -181,4 +181,11 @@ at::Tensor HostStagingTransport::allgather_host_int64(const at::Tensor& row) {
   return out.view({host_->getSize(), in.numel()});
 }
 
+void HostStagingTransport::allreduce_host(at::Tensor& buffer, const c10d::ReduceOp& op) {
+  std::vector<at::Tensor> tensors{buffer};
+  c10d::AllreduceOptions opts;
+  opts.reduceOp = op;
+  finish(host_->allreduce(tensors, opts));
+}
+
 }  // namespace torch_tpu::distributed

@@ -36,6 +36,7 @@ class HostStagingTransport : public CollectiveTransport {
   int recv_anysource(TensorList& tensors, int tag) override;
   void barrier(const c10d::BarrierOptions& opts) override;
   at::Tensor allgather_host_int64(const at::Tensor& row) override;
+  void allreduce_host(at::Tensor& buffer, const c10d::ReduceOp& op) override;
 
  private:
   c10::intrusive_ptr<c10d::Backend> host_;

@@ -2,7 +2,6 @@
 
 #include <c10/util/Exception.h>
 
-#include <cstring>
 #include <sstream>
 
 namespace torch_tpu::distributed {
@@ -78,16 +77,20 @@ std::string describe(const int64_t* row) {
 
 }  // namespace
 
-at::Tensor check_rank_agreement(CollectiveTransport& transport, int size, const OpSignature& sig,
-                                int64_t payload_words, const void* payload, size_t payload_bytes) {
+uint64_t signature_digest(const OpSignature& sig, int size, bool with_splits) {
+  const std::vector<int64_t> row = row_of(sig, size);
+  int64_t h = 17;
+  // The compared words only (the others describe the first tensor for messages).
+  for (Word w : {kOp, kRoot, kReduceOp, kCount, kDtypeHash, kNumel, kShapeHash}) h = mix(h, row[w]);
+  if (with_splits)
+    for (size_t w = kHeader; w < row.size(); ++w) h = mix(h, row[w]);
+  return static_cast<uint64_t>(h);
+}
+
+void check_rank_agreement(CollectiveTransport& transport, int size, const OpSignature& sig) {
   std::vector<int64_t> mine = row_of(sig, size);
-  const int64_t header = static_cast<int64_t>(mine.size());
-  mine.resize(header + payload_words, 0);
-  TORCH_CHECK(payload_bytes <= static_cast<size_t>(payload_words) * 8, "tpu_dist: payload does not fit its words");
-  if (payload_bytes) std::memcpy(mine.data() + header, payload, payload_bytes);
   at::Tensor row = at::from_blob(mine.data(), {static_cast<int64_t>(mine.size())}, at::kLong).clone();
-  at::Tensor all = transport.allgather_host_int64(row);
-  at::Tensor rows = all.narrow(1, 0, header).contiguous();
+  at::Tensor rows = transport.allgather_host_int64(row).contiguous();
   const std::string op = c10d::opTypeToString(sig.op);
   const int64_t width = rows.size(1);
   const int64_t* base = rows.data_ptr<int64_t>();
@@ -100,8 +103,7 @@ at::Tensor check_rank_agreement(CollectiveTransport& transport, int size, const 
     if (at(r, kNumel) != at(0, kNumel) || at(r, kShapeHash) != at(0, kShapeHash))
       raise(op, "the tensors' shapes", rows);
   }
-  at::Tensor payloads = all.narrow(1, header, payload_words);
-  if (sig.match != OpSignature::Match::Pairwise) return payloads;
+  if (sig.match != OpSignature::Match::Pairwise) return;
   for (int i = 0; i < size; ++i) {
     for (int j = 0; j < size; ++j) {
       const int64_t sent = at(i, kHeader + j), expected = at(j, kHeader + size + i);
@@ -113,7 +115,6 @@ at::Tensor check_rank_agreement(CollectiveTransport& transport, int size, const 
       }
     }
   }
-  return payloads;
 }
 
 }  // namespace torch_tpu::distributed

@@ -29,13 +29,12 @@ struct OpSignature {
 };
 
 // Raises c10::DistBackendError, naming every rank's part, when the ranks
-// disagree; returns when they agree. `payload_words` int64 words ride along
-// in the same all-gather (every rank must pass the same count: a count that
-// depends on this rank's own arguments would break the check itself when the
-// ranks disagree); `payload` fills the first of them (the rest are zeros).
-// Returns every rank's payload words, [size, payload_words].
-at::Tensor check_rank_agreement(CollectiveTransport& transport, int size, const OpSignature& sig,
-                                int64_t payload_words = 0, const void* payload = nullptr,
-                                size_t payload_bytes = 0);
+// disagree; returns when they agree (one host all-gather of small rows).
+void check_rank_agreement(CollectiveTransport& transport, int size, const OpSignature& sig);
+
+// A 64-bit digest of what check_rank_agreement compares. Equal on two ranks
+// when their rows are equal; `with_splits` false leaves out a pairwise op's
+// per-rank counts (which differ between agreeing ranks of an uneven all_to_all).
+uint64_t signature_digest(const OpSignature& sig, int size, bool with_splits);
 
 }  // namespace torch_tpu::distributed

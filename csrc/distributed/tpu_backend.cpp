@@ -95,7 +95,7 @@ std::vector<at::Tensor> flatten(const std::vector<std::vector<at::Tensor>>& list
 }  // namespace
 
 TpuBackend::TpuBackend(int rank, int size, std::unique_ptr<CollectiveTransport> transport)
-    : c10d::Backend(rank, size), transport_(std::move(transport)) {}
+    : c10d::Backend(rank, size), transport_(std::move(transport)), rounds_(rank, size) {}
 
 // A transport failure (a peer gone, a timeout, the host group refusing the
 // call) reaches the user as a DistBackendError naming the collective.
@@ -115,7 +115,7 @@ void TpuBackend::guarded(c10d::OpType op, const std::function<void()>& run) {
 }
 
 void TpuBackend::agree(const OpSignature& sig) {
-  if (agreement_checked()) rounds_.check(*transport_, getSize(), sig);
+  if (agreement_checked()) rounds_.check(*transport_, sig);
 }
 
 c10::intrusive_ptr<c10d::Work> TpuBackend::broadcast(std::vector<at::Tensor>& tensors,
@@ -133,8 +133,8 @@ c10::intrusive_ptr<c10d::Work> TpuBackend::allreduce(std::vector<at::Tensor>& te
   check_tensors(OpType::ALLREDUCE, tensors);
   guarded(OpType::ALLREDUCE, [&] {
     OpSignature sig{OpType::ALLREDUCE, -1, reduce_op_of(opts.reduceOp), tensors};
-    // A small one completes within the check (agreed_rounds.h).
-    if (agreement_checked() && rounds_.check_and_allreduce(*transport_, getSize(), sig, tensors, opts.reduceOp))
+    // A predicted one completes within the check (agreed_rounds.h).
+    if (agreement_checked() && rounds_.check_and_allreduce(*transport_, sig, tensors, opts.reduceOp))
       return;
     transport_->allreduce(tensors, opts);
   });

@@ -241,18 +241,37 @@ def main():
         dist.all_reduce(want, group=GLOO)
         same([src[idx]], [torch.arange(10.0)[want]])
 
-    @case("small all_reduces ride on the agreement check (one round)")
+    @case("predicted all_reduces carry their check (one round), mispredictions cost nothing but a round")
     def _():
         backend = dist.group.WORLD._get_backend(torch.device("tpu"))
         assert backend.transport.startswith("host staging"), backend.transport
-        n0 = backend.allreduces_completed_in_check
-        for i, dt in enumerate([torch.float32, torch.float32, torch.float32, torch.bfloat16, torch.int64]):
-            both(lambda dev: values((8, 3), dt, 50 + i).to(dev), lambda t, g: (dist.all_reduce(t, group=g), [t])[1])
-        # The room in a check is the previous all_reduce's agreed size: the
-        # first float32 call finds none, the next two and the bfloat16 one
-        # (48 bytes in 96) fit, the int64 one (192 bytes in bfloat16's 48) not.
-        done = backend.allreduces_completed_in_check - n0
-        assert done == 3, done
+        rides = []
+        for k, (dt, op) in enumerate([(torch.float32, dist.ReduceOp.SUM), (torch.bfloat16, dist.ReduceOp.MAX),
+                                      (torch.int64, dist.ReduceOp.MIN), (torch.float16, dist.ReduceOp.PRODUCT),
+                                      (torch.int32, dist.ReduceOp.SUM)]):
+            n0 = backend.allreduces_completed_in_check
+            # A loop of one all_reduce (a shape no earlier case used), then a
+            # different one where the ranks predict the loop's.
+            shape = (8, 3, 5 + k)
+            for i in range(5):
+                both(lambda dev: values(shape, dt, 60 + 10 * k + i).to(dev),
+                     lambda t, g: (dist.all_reduce(t, op=op, group=g), [t])[1])
+            both(lambda dev: values((7,), dt, 69 + 10 * k).to(dev),
+                 lambda t, g: (dist.all_reduce(t, op=op, group=g), [t])[1])
+            rides.append(backend.allreduces_completed_in_check - n0)
+        # The same all_reduce after it twice in a row predicts it: the 4th and
+        # 5th calls of each loop complete within their check.
+        assert rides == [2] * 5, rides
+        # A prediction that a different collective meets (a broadcast, a view
+        # whose tensor is part of a larger storage) still gives right results.
+        for i in range(4):
+            both(lambda dev: values((6,), torch.float32, 120 + i).to(dev),
+                 lambda t, g: (dist.all_reduce(t, group=g), [t])[1])
+        both(lambda dev: values((6,), torch.float32, 125).to(dev),
+             lambda t, g: (dist.broadcast(t, 2, group=g), [t])[1])
+        for i in range(4):
+            both(lambda dev: values((4, 6), torch.float32, 130 + i).to(dev),
+                 lambda t, g: (dist.all_reduce(t[1], group=g), [t])[1])
 
     @case("empty and 0-d tensors")
     def _():
@@ -316,15 +335,22 @@ def main():
     expect_error("a rank with a tensor of the wrong shape",
                  lambda: dist.all_reduce(torch.ones(6 if RANK == 0 else 4, device="tpu")),
                  "disagree", "shapes", "rank 0: ALLREDUCE with Float[6]", "rank 1: ALLREDUCE with Float[4]")
-    expect_error("a rank with a larger tensor after small all_reduces that rode on their checks",
-                 lambda: [dist.all_reduce(torch.ones(4, device="tpu")) for _ in range(2)]
+    expect_error("a rank with a larger tensor after all_reduces that rode on their checks",
+                 lambda: [dist.all_reduce(torch.ones(4, device="tpu")) for _ in range(4)]
                  + [dist.all_reduce(torch.ones(5 if RANK == 0 else 4, device="tpu"))],
                  "disagree", "shapes", "rank 0: ALLREDUCE with Float[5]", "rank 1: ALLREDUCE with Float[4]")
     expect_error("a rank with a different dtype",
                  lambda: dist.all_reduce(torch.ones(4, device="tpu", dtype=torch.int32 if RANK == 3 else torch.float32)),
                  "dtypes", "rank 3: ALLREDUCE with Int[4]")
-    expect_error("ranks in different collectives",
-                 lambda: dist.broadcast(torch.ones(4, device="tpu"), 0) if RANK == 1 else dist.all_reduce(torch.ones(4, device="tpu")),
+    def different_collectives():
+        for _ in range(4):  # the ranks now predict this all_reduce
+            dist.all_reduce(torch.ones(4, device="tpu"))
+        if RANK == 1:
+            dist.broadcast(torch.ones(4, device="tpu"), 0)
+        else:
+            dist.all_reduce(torch.ones(4, device="tpu"))
+
+    expect_error("ranks in different collectives (where an all_reduce is predicted)", different_collectives,
                  "the collective", "rank 1: BROADCAST")
     expect_error("all_to_all splits that do not pair up",
                  lambda: dist.all_to_all_single(torch.empty(W, device="tpu"), torch.ones(W, device="tpu"),
