@@ -1,5 +1,6 @@
 #include "distributed/agreed_rounds.h"
 
+#include <cstring>
 #include <limits>
 #include <memory>
 
@@ -64,6 +65,21 @@ c10::Scalar identity(const Ride& ride) {
   }
 }
 
+at::Tensor combine(const at::Tensor& a, const at::Tensor& b, c10d::ReduceOp::RedOpType op) {
+  switch (op) {
+    case c10d::ReduceOp::SUM: return at::add(a, b);
+    case c10d::ReduceOp::PRODUCT: return at::mul(a, b);
+    case c10d::ReduceOp::MIN: return at::minimum(a, b);
+    default: return at::maximum(a, b);
+  }
+}
+
+// Up to this size the round is an all-gather, reduced by each rank in rank
+// order (the same result everywhere): the host group's all-gather takes half
+// the steps of its ring all_reduce, which small messages pay for in latency
+// (measured on 4 ranks: 1.3-1.9x gloo's all_reduce up to 256 KB, 0.78x at 1 MB).
+constexpr int64_t kGatherBytes = 256 << 10;
+
 }  // namespace
 
 AgreedRounds::AgreedRounds(int rank, int size) : rank_(rank), size_(size) {}
@@ -79,25 +95,56 @@ bool AgreedRounds::check_and_allreduce(CollectiveTransport& transport, const OpS
 
 bool AgreedRounds::one_round(CollectiveTransport& transport, const OpSignature& sig, const Ride& predicted,
                              std::vector<at::Tensor>* tensors, bool rides, bool& agreed) {
+  const uint64_t digest = signature_digest(sig, size_, /*with_splits=*/true);
+  const int64_t bytes = predicted.numel * static_cast<int64_t>(c10::elementSize(predicted.dtype));
+  if (bytes <= kGatherBytes) {
+    // [digest, data...] from every rank.
+    at::Tensor row = at::zeros({1 + (bytes + 7) / 8}, at::kLong);
+    row.data_ptr<int64_t>()[0] = static_cast<int64_t>(digest);
+    if (rides && bytes > 0) {
+      HostStaging staging;  // read in place where it can be
+      at::Tensor host = staging.input((*tensors)[0]).contiguous();
+      std::memcpy(row.data_ptr<int64_t>() + 1, host.const_data_ptr(), bytes);
+    }
+    at::Tensor rows = transport.allgather_host_int64(row).contiguous();
+    at::Tensor digests = rows.select(1, 0);
+    agreed = at::equal(digests, digests[0].expand_as(digests));
+    if (!agreed || !rides) return false;
+    at::Tensor& t = (*tensors)[0];
+    if (bytes == 0) return true;
+    at::Tensor data = rows.narrow(1, 1, rows.size(1) - 1).contiguous().view(at::kByte).narrow(1, 0, bytes);
+    at::Tensor result;
+    for (int r = 0; r < size_; ++r) {
+      at::Tensor part = data[r].contiguous().view(predicted.dtype);
+      result = r == 0 ? part : combine(result, part, predicted.op);
+    }
+    HostStaging staging;  // the result becomes t's buffer where it can
+    staging.output(t).copy_(result.view(t.sizes()));
+    staging.write_back();
+    return true;
+  }
+
+  // [data..., one slot per rank] all_reduced; a slot holds its rank's digest
+  // in small-integer chunks, which pass exactly through the others' identities.
   const int64_t bits = chunk_bits(predicted.dtype);
   const int64_t width = (64 + bits - 1) / bits;
   const int64_t total = predicted.numel + size_ * width;
   const at::TensorOptions cpu = at::TensorOptions().dtype(predicted.dtype).device(at::kCPU);
-  // The round's buffer: where the result can become the tensor's buffer as
-  // it is (device/host_access.h), a host block; otherwise plain host memory.
+  // Where the result can become the tensor's buffer as it is
+  // (device/host_access.h), the round runs in a host block.
   std::shared_ptr<void> block;
   at::Tensor buffer;
-  if (rides && (*tensors)[0].device().is_privateuseone() && (*tensors)[0].is_contiguous() && device::host_addressable()) {
+  if (rides && (*tensors)[0].device().is_privateuseone() && (*tensors)[0].is_contiguous() &&
+      device::host_addressable()) {
     block = device::host_block(static_cast<size_t>(total) * c10::elementSize(predicted.dtype));
     buffer = at::from_blob(block.get(), {total}, [block](void*) {}, cpu);
   } else {
     buffer = at::empty({total}, cpu);
   }
-  if (rides && predicted.numel > 0) {
-    HostStaging staging;  // read in place where it can be
+  if (rides) {
+    HostStaging staging;
     buffer.narrow(0, 0, predicted.numel).copy_(staging.input((*tensors)[0]).reshape({-1}));
   }
-  const uint64_t digest = signature_digest(sig, size_, /*with_splits=*/true);
   std::vector<int64_t> chunks(width);
   for (int64_t i = 0; i < width; ++i) chunks[i] = static_cast<int64_t>((digest >> (i * bits)) & ((1ULL << bits) - 1));
   at::Tensor slots = buffer.narrow(0, predicted.numel, size_ * width).view({size_, width});

@@ -259,9 +259,17 @@ def main():
             both(lambda dev: values((7,), dt, 69 + 10 * k).to(dev),
                  lambda t, g: (dist.all_reduce(t, op=op, group=g), [t])[1])
             rides.append(backend.allreduces_completed_in_check - n0)
+        # Above 256 KB the round is an all_reduce of the data with the ranks'
+        # digests appended (below, an all-gather reduced on each rank).
+        for k, (dt, op) in enumerate([(torch.float32, dist.ReduceOp.SUM), (torch.bfloat16, dist.ReduceOp.MAX)]):
+            n0 = backend.allreduces_completed_in_check
+            for i in range(5):
+                both(lambda dev: values((300 * (1 + k), 257 + k), dt, 110 + 3 * k + i).to(dev),
+                     lambda t, g: (dist.all_reduce(t, op=op, group=g), [t])[1])
+            rides.append(backend.allreduces_completed_in_check - n0)
         # The same all_reduce after it twice in a row predicts it: the 4th and
         # 5th calls of each loop complete within their check.
-        assert rides == [2] * 5, rides
+        assert rides == [2] * 7, rides
         # A prediction that a different collective meets (a broadcast, a view
         # whose tensor is part of a larger storage) still gives right results.
         for i in range(4):
