@@ -24,9 +24,10 @@ import time
 def timed_round_robin(contenders, repeats):
     """contenders: (fn, sync) pairs, timed in turn each repeat (load changes hit
     every contender alike); the median seconds of each."""
-    for fn, sync in contenders:  # warm-up
-        fn()
-        sync()
+    for _ in range(3):  # warm-up (tpu_dist predicts a repeated all_reduce from its third call)
+        for fn, sync in contenders:
+            fn()
+            sync()
     samples = [[] for _ in contenders]
     for _ in range(repeats):
         for (fn, sync), out in zip(contenders, samples):

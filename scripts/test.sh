@@ -32,6 +32,9 @@ export TORCH_TPU_CHECK_TPU_TYPES=1
 # bounded since, by count and by the process's map count: see map_pressure.h.)
 # The multi-process tests (tests/distributed: 4 ranks each, bounded by
 # timeouts) run alone afterwards, so other tests never slow their ranks.
+# The long tier of exhaustive parametrized products (tests/ops/tiers.py) is
+# left out: scripts/test_long.sh runs it.
+set -- -m "not long" "$@"
 logs="$(mktemp -d -t torch_tpu_test_logs.XXXXXX)"
 trap 'rm -rf "$TORCH_TPU_COMPILE_CACHE" "$logs"' EXIT
 names=()

@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from harness import check, check_raises_like_cpu, make, to_cpu, to_tpu
+from tiers import tiered
 
 aten = torch.ops.aten
 DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
@@ -25,7 +26,7 @@ CASES = [  # (offsets, include_last_offset)
 ]
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", tiered(DTYPES, [torch.float32, torch.bfloat16]), ids=str)  # all: long tier
 @pytest.mark.parametrize("mode", list(MODES), ids=str)
 @pytest.mark.parametrize("padding_idx", [-1, 4, 7])
 @pytest.mark.parametrize("case", range(len(CASES)))

@@ -7,8 +7,10 @@ import pytest
 import torch
 
 from harness import check, check_raises_like_cpu, make, to_cpu, to_tpu
+from tiers import tiered
 
 DTYPES = [torch.float32, torch.float64, torch.complex64, torch.complex128]
+FAST_DTYPES = [torch.float32, torch.complex128]  # CI; the long tier runs all (tiers.py)
 
 
 def general(shape, dtype, seed=0, noncontiguous=False):
@@ -50,18 +52,18 @@ def compare(a, tol=None):
 
 
 # (Each new shape and dtype compiles its programs once: the tests below reuse a (4, 5, 5) batch.)
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", tiered(DTYPES, FAST_DTYPES), ids=str)
 def test_random(dtype):
     compare(general((4, 5, 5), dtype, seed=0))
     compare(general((2, 3, 3), dtype, seed=1))
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", tiered(DTYPES, FAST_DTYPES), ids=str)
 def test_unbalanced(dtype):
     compare(unbalanced((4, 5, 5), dtype, seed=2))
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", tiered(DTYPES, FAST_DTYPES), ids=str)
 def test_isolated_eigenvalues(dtype):
     """Triangular and block matrices: balancing's permutations isolate eigenvalues."""
     a = general((5, 5), dtype, seed=4)
@@ -87,13 +89,13 @@ def test_complex_pairs(dtype):
     compare(torch.stack(mats).to(dtype))
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", tiered(DTYPES, FAST_DTYPES), ids=str)
 def test_batched_and_empty(dtype):
     for shape in [(2, 1, 3, 3), (0, 3, 3), (0, 0), (2, 0, 0)]:
         compare(general(shape, dtype, seed=2))
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", tiered(DTYPES, FAST_DTYPES), ids=str)
 def test_noncontiguous_and_views(dtype):
     compare(general((4, 5, 5), dtype, seed=3, noncontiguous=True))
     big = general((4, 7, 7), dtype, seed=5)
@@ -101,7 +103,7 @@ def test_noncontiguous_and_views(dtype):
     compare(big[:, ::2, ::2][:, :, :3].expand(4, 4, 3)[:, 1:, :])
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", tiered(DTYPES, FAST_DTYPES), ids=str)
 def test_backward(dtype):
     """Gradients through |V| and w (phase-invariant, as the OpInfo's output_process_fn_grad)."""
     a = general((4, 5, 5), dtype, seed=6)

@@ -4,8 +4,10 @@ import pytest
 import torch
 
 from harness import check_raises_like_cpu, make, to_cpu, to_tpu
+from tiers import tiered
 
 DTYPES = [torch.float32, torch.float64, torch.complex64, torch.complex128]
+FAST_DTYPES = [torch.float32, torch.complex128]  # CI; the long tier runs all (tiers.py)
 
 
 def matrix(shape, dtype, seed=0, small_diag=False, noncontiguous=False):
@@ -37,7 +39,7 @@ SHAPES = [(1, 1), (2, 2), (5, 5), (3, 6, 6), (2, 2, 4, 4), (12, 12)]
 
 
 @pytest.mark.parametrize("hermitian", [False, True], ids=["sym", "herm"])
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", tiered(DTYPES, FAST_DTYPES), ids=str)
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_factor(shape, dtype, hermitian):
     assert_factor(matrix(shape, dtype), hermitian)
@@ -109,7 +111,7 @@ def solve_inputs(ld_shape, b_shape, dtype, hermitian, seed=0):
 
 
 @pytest.mark.parametrize("hermitian", [False, True], ids=["sym", "herm"])
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", tiered(DTYPES, FAST_DTYPES), ids=str)
 @pytest.mark.parametrize("shapes", [((5, 5), (5, 3)), ((2, 6, 6), (2, 6, 2)), ((2, 5, 5), (5, 5)),
                                     ((1, 1), (1, 4)), ((3, 4, 4), (1, 4, 1))], ids=str)
 def test_solve(shapes, dtype, hermitian):

@@ -5,9 +5,11 @@ import pytest
 import torch
 
 from harness import check, check_raises_like_cpu, make, to_cpu, to_tpu
+from tiers import tiered
 
 DRIVERS = ["gels", "gelsy", "gelsd", "gelss"]
 DTYPES = [torch.float32, torch.float64, torch.complex64, torch.complex128]
+FAST_DTYPES = [torch.float32, torch.complex128]  # CI; the long tier runs all (tiers.py)
 
 
 def matrix(shape, dtype, seed=0, noncontiguous=False):
@@ -37,7 +39,7 @@ def lstsq(*args, **kwargs):
     return tuple(torch.linalg.lstsq(*args, **kwargs))
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", tiered(DTYPES, FAST_DTYPES), ids=str)
 @pytest.mark.parametrize("driver", DRIVERS)
 @pytest.mark.parametrize("mn", [(5, 3), (3, 3), (2, 4)], ids=str)
 def test_lstsq_drivers(dtype, driver, mn):
@@ -84,7 +86,7 @@ def test_lstsq_zero_matrix(driver):
     check(lstsq, torch.zeros(2, 5, 3, dtype=torch.float64), rhs((2, 5, 2), torch.float64), driver=driver)
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", tiered(DTYPES, FAST_DTYPES), ids=str)
 @pytest.mark.parametrize("driver", ["gelsd", "gelss"])
 @pytest.mark.parametrize("tall", [True, False])
 def test_lstsq_rank_deficient_svd_drivers(dtype, driver, tall):
@@ -144,7 +146,7 @@ def test_lstsq_out(driver):
     check(run, a, b)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("dtype", tiered([torch.float32, torch.float64], [torch.float64]), ids=str)
 @pytest.mark.parametrize("driver", DRIVERS)
 @pytest.mark.parametrize("mn", [(5, 3), (3, 3), (2, 4)], ids=str)
 def test_lstsq_backward(dtype, driver, mn):
