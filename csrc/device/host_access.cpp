@@ -65,10 +65,9 @@ Pool& pool() {
 
 // `t` is all of its storage, and the storage's buffer shape holds exactly its bytes.
 bool covers_whole_storage(const at::Tensor& t, const StorageSlot& slot) {
-  const int64_t bits = slot.layout.dtype == hlo::DType::Pred ? 8 : hlo::dtype_bits(slot.layout.dtype);
   return t.is_contiguous() && t.storage_offset() == 0 &&
          static_cast<size_t>(t.numel()) * t.element_size() == slot.nbytes &&
-         static_cast<size_t>(slot.layout.numel() * bits / 8) == slot.nbytes;
+         static_cast<size_t>(slot.layout.numel() * hlo::dtype_bytes(slot.layout.dtype)) == slot.nbytes;
 }
 
 }  // namespace

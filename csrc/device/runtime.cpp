@@ -332,7 +332,7 @@ std::shared_ptr<pjrt::Buffer> upload(const void* data, const hlo::TensorType& ty
 }
 
 std::shared_ptr<pjrt::Buffer> zeros_buffer(const hlo::TensorType& type, int device_index) {
-  size_t bytes = static_cast<size_t>(type.numel()) * (type.dtype == hlo::DType::Pred ? 1 : hlo::dtype_bits(type.dtype) / 8);
+  size_t bytes = static_cast<size_t>(type.numel() * hlo::dtype_bytes(type.dtype));
   std::vector<uint8_t> zeros(std::max<size_t>(bytes, 1), 0);
   return upload(zeros.data(), type, device_index);
 }

@@ -34,8 +34,6 @@ using device::StorageSlot;
 
 bool is_tpu(const at::Tensor& t) { return t.device().type() == c10::DeviceType::PrivateUse1; }
 
-int64_t storage_itemsize(hlo::DType d) { return d == hlo::DType::Pred ? 1 : hlo::dtype_bits(d) / 8; }
-
 // True when `t` covers its whole storage densely: it can take the storage's
 // buffer as is (and give it its own shape).
 bool covers_storage(const at::Tensor& t) {

@@ -61,7 +61,6 @@ ProgramCache<Plan>& cache() {
   return *c;
 }
 
-int64_t itemsize(hlo::DType d) { return d == hlo::DType::Pred ? 1 : hlo::dtype_bits(d) / 8; }
 
 void append(std::string& key, int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof(v)); }
 void append(std::string& key, const std::vector<int64_t>& v) {
@@ -390,7 +389,7 @@ at::Tensor new_tpu_tensor(c10::ScalarType dtype, c10::IntArrayRef sizes, c10::In
   // The storage's base shape: the tensor's own when it is dense and row-major.
   StorageSlot& slot = device::slot_of(*t.unsafeGetTensorImpl());
   hlo::DType hd = to_hlo(dtype);
-  int64_t isz = itemsize(hd);
+  int64_t isz = hlo::dtype_bytes(hd);
   if (t.is_contiguous() && static_cast<size_t>(t.numel() * isz) == nbytes) {
     slot.layout = hlo::TensorType(hd, sizes.vec());
   } else if (nbytes % isz == 0) {
@@ -406,7 +405,7 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   for (const at::Tensor& t : inv.inputs) facts.push_back(facts_of(t, groups, op));
   for (const at::Tensor& t : inv.targets) {
     TensorFacts f = facts_of(t, groups, op);
-    int64_t isz = itemsize(f.view.dtype);
+    int64_t isz = hlo::dtype_bytes(f.view.dtype);
     f.rebase = t.is_contiguous() && static_cast<size_t>(t.numel() * isz) == f.slot->nbytes;
     facts.push_back(f);
   }

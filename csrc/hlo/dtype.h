@@ -12,6 +12,8 @@ enum class DType : int8_t {
 
 const char* dtype_name(DType t);  // MLIR element type: "f32", "ui8", "i1", ...
 int dtype_bits(DType t);
+// Bytes per element in memory (a Pred is stored in one byte).
+inline int64_t dtype_bytes(DType t) { return t == DType::Pred ? 1 : dtype_bits(t) / 8; }
 inline bool is_float8(DType t) { return t == DType::F8E5M2 || t == DType::F8E4M3FN; }
 inline bool is_float(DType t) {
   return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64 || is_float8(t);
