@@ -100,10 +100,6 @@ std::shared_ptr<void> host_block(size_t bytes) {
   return std::shared_ptr<void>(p, [bytes](void* q) { pool().give_back(q, bytes); });
 }
 
-at::Tensor host_tensor(const std::shared_ptr<void>& block, const at::Tensor& like) {
-  return at::from_blob(block.get(), like.sizes(), [block](void*) {}, like.options().device(at::kCPU));
-}
-
 bool install_host_block(const at::Tensor& t, std::shared_ptr<void> block) {
   if (!host_addressable() || t.device().type() != c10::DeviceType::PrivateUse1) return false;
   StorageSlot& slot = slot_of(*t.unsafeGetTensorImpl());

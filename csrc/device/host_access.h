@@ -27,8 +27,6 @@ at::Tensor host_alias(const at::Tensor& t);
 // Host memory aligned for the plugin to alias, recycled: blocks come back
 // when their last holder (a tensor, a buffer the plugin aliases) lets go.
 std::shared_ptr<void> host_block(size_t bytes);
-// A dense CPU tensor with `like`'s sizes and dtype over `block`.
-at::Tensor host_tensor(const std::shared_ptr<void>& block, const at::Tensor& like);
 
 // Makes `block` (holding `t`'s new contents, densely) the buffer of `t`'s
 // storage without copying it. Only when `t` is contiguous and covers its

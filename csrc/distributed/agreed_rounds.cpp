@@ -2,9 +2,7 @@
 
 #include <cstring>
 #include <limits>
-#include <memory>
 
-#include "device/host_access.h"
 #include "distributed/host_staging.h"
 
 namespace torch_tpu::distributed {
@@ -97,12 +95,13 @@ bool AgreedRounds::one_round(CollectiveTransport& transport, const OpSignature& 
                              std::vector<at::Tensor>* tensors, bool rides, bool& agreed) {
   const uint64_t digest = signature_digest(sig, size_, /*with_splits=*/true);
   const int64_t bytes = predicted.numel * static_cast<int64_t>(c10::elementSize(predicted.dtype));
+  // Inputs read in place, results that become the tensor's buffer, where they can.
+  HostStaging staging;
   if (bytes <= kGatherBytes) {
     // [digest, data...] from every rank.
     at::Tensor row = at::zeros({1 + (bytes + 7) / 8}, at::kLong);
     row.data_ptr<int64_t>()[0] = static_cast<int64_t>(digest);
     if (rides && bytes > 0) {
-      HostStaging staging;  // read in place where it can be
       at::Tensor host = staging.input((*tensors)[0]).contiguous();
       std::memcpy(row.data_ptr<int64_t>() + 1, host.const_data_ptr(), bytes);
     }
@@ -118,7 +117,6 @@ bool AgreedRounds::one_round(CollectiveTransport& transport, const OpSignature& 
       at::Tensor part = data[r].contiguous().view(predicted.dtype);
       result = r == 0 ? part : combine(result, part, predicted.op);
     }
-    HostStaging staging;  // the result becomes t's buffer where it can
     staging.output(t).copy_(result.view(t.sizes()));
     staging.write_back();
     return true;
@@ -129,22 +127,9 @@ bool AgreedRounds::one_round(CollectiveTransport& transport, const OpSignature& 
   const int64_t bits = chunk_bits(predicted.dtype);
   const int64_t width = (64 + bits - 1) / bits;
   const int64_t total = predicted.numel + size_ * width;
-  const at::TensorOptions cpu = at::TensorOptions().dtype(predicted.dtype).device(at::kCPU);
-  // Where the result can become the tensor's buffer as it is
-  // (device/host_access.h), the round runs in a host block.
-  std::shared_ptr<void> block;
-  at::Tensor buffer;
-  if (rides && (*tensors)[0].device().is_privateuseone() && (*tensors)[0].is_contiguous() &&
-      device::host_addressable()) {
-    block = device::host_block(static_cast<size_t>(total) * c10::elementSize(predicted.dtype));
-    buffer = at::from_blob(block.get(), {total}, [block](void*) {}, cpu);
-  } else {
-    buffer = at::empty({total}, cpu);
-  }
-  if (rides) {
-    HostStaging staging;
-    buffer.narrow(0, 0, predicted.numel).copy_(staging.input((*tensors)[0]).reshape({-1}));
-  }
+  at::Tensor buffer = rides ? staging.output_with_room((*tensors)[0], size_ * width)
+                            : at::empty({total}, at::TensorOptions().dtype(predicted.dtype).device(at::kCPU));
+  if (rides) buffer.narrow(0, 0, predicted.numel).copy_(staging.input((*tensors)[0]).reshape({-1}));
   std::vector<int64_t> chunks(width);
   for (int64_t i = 0; i < width; ++i) chunks[i] = static_cast<int64_t>((digest >> (i * bits)) & ((1ULL << bits) - 1));
   at::Tensor slots = buffer.narrow(0, predicted.numel, size_ * width).view({size_, width});
@@ -156,9 +141,8 @@ bool AgreedRounds::one_round(CollectiveTransport& transport, const OpSignature& 
   // Every rank sees the same slots, so every rank decides alike.
   at::Tensor got = slots.to(at::kLong);
   agreed = at::equal(got, got[0].unsqueeze(0).expand_as(got));
-  if (!agreed || !rides) return false;
-  at::Tensor& t = (*tensors)[0];
-  if (!(block && device::install_host_block(t, block))) t.copy_(buffer.narrow(0, 0, predicted.numel).view(t.sizes()));
+  if (!agreed || !rides) return false;  // nothing written back
+  staging.write_back();
   return true;
 }
 

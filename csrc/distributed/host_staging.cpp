@@ -9,15 +9,17 @@ namespace torch_tpu::distributed {
 namespace {
 bool usable_in_place(const at::Tensor& t) { return t.device().is_cpu() && t.is_contiguous(); }
 bool on_tpu(const at::Tensor& t) { return t.device().type() == c10::DeviceType::PrivateUse1; }
+// `t`'s part of a flat host buffer: its first t.numel() elements, shaped as `t`.
+at::Tensor head_of(const at::Tensor& flat, const at::Tensor& t) { return flat.narrow(0, 0, t.numel()).view(t.sizes()); }
 }  // namespace
 
-at::Tensor HostStaging::block_for(const at::Tensor& t, const at::Tensor& initial) {
+at::Tensor HostStaging::block_for(const at::Tensor& t, int64_t extra) {
   if (!on_tpu(t) || !t.is_contiguous() || !device::host_addressable()) return {};
-  std::shared_ptr<void> block = device::host_block(t.nbytes());
-  at::Tensor host = device::host_tensor(block, t);
-  if (initial.defined()) std::memcpy(block.get(), initial.const_data_ptr(), t.nbytes());
-  back_.push_back(Back{t, host, std::move(block)});
-  return host;
+  const int64_t total = t.numel() + extra;
+  std::shared_ptr<void> block = device::host_block(static_cast<size_t>(total) * t.element_size());
+  at::Tensor flat = at::from_blob(block.get(), {total}, [block](void*) {}, t.options().device(at::kCPU));
+  back_.push_back(Back{t, head_of(flat, t), std::move(block)});
+  return flat;
 }
 
 at::Tensor HostStaging::input(const at::Tensor& t) {
@@ -33,8 +35,11 @@ at::Tensor HostStaging::inout(const at::Tensor& t) {
   if (t.is_contiguous()) {
     at::Tensor alias = device::host_alias(t);
     if (alias.defined()) {
-      at::Tensor host = block_for(t, alias);
-      if (host.defined()) return host;
+      at::Tensor flat = block_for(t, 0);
+      if (flat.defined()) {
+        std::memcpy(flat.data_ptr(), alias.const_data_ptr(), t.nbytes());
+        return head_of(flat, t);
+      }
     }
   }
   at::Tensor host = t.to(at::kCPU).contiguous();
@@ -44,11 +49,15 @@ at::Tensor HostStaging::inout(const at::Tensor& t) {
 
 at::Tensor HostStaging::output(const at::Tensor& t) {
   if (usable_in_place(t)) return t;
-  at::Tensor host = block_for(t, at::Tensor());
-  if (host.defined()) return host;
-  host = at::empty(t.sizes(), t.options().device(at::kCPU));
-  back_.push_back(Back{t, host, nullptr});
-  return host;
+  return head_of(output_with_room(t, 0), t);
+}
+
+at::Tensor HostStaging::output_with_room(const at::Tensor& t, int64_t extra) {
+  at::Tensor flat = block_for(t, extra);
+  if (flat.defined()) return flat;
+  flat = at::empty({t.numel() + extra}, t.options().device(at::kCPU));
+  back_.push_back(Back{t, head_of(flat, t), nullptr});
+  return flat;
 }
 
 std::vector<at::Tensor> HostStaging::inputs(const std::vector<at::Tensor>& ts) {

@@ -21,6 +21,9 @@ class HostStaging {
   at::Tensor inout(const at::Tensor& t);
   // A host buffer the collective fills (nothing downloaded) that goes back into `t`.
   at::Tensor output(const at::Tensor& t);
+  // The same, flat, with `extra` scratch elements of t's dtype after t's
+  // own: the first t.numel() go back into `t`.
+  at::Tensor output_with_room(const at::Tensor& t, int64_t extra);
 
   std::vector<at::Tensor> inputs(const std::vector<at::Tensor>& ts);
   std::vector<at::Tensor> inouts(const std::vector<at::Tensor>& ts);
@@ -37,8 +40,9 @@ class HostStaging {
     at::Tensor host;               // the result, dense
     std::shared_ptr<void> block;   // its memory, when it is a host block
   };
-  // A host block for `t`'s result (null where the device is not host memory).
-  at::Tensor block_for(const at::Tensor& t, const at::Tensor& initial);
+  // A flat host block for `t`'s result and `extra` elements after it (null
+  // where the device is not host memory).
+  at::Tensor block_for(const at::Tensor& t, int64_t extra);
   std::vector<Back> back_;
   std::vector<at::Tensor> held_;  // host copies of inputs, alive until the collective is done
 };

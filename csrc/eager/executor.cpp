@@ -61,7 +61,6 @@ ProgramCache<Plan>& cache() {
   return *c;
 }
 
-
 void append(std::string& key, int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof(v)); }
 void append(std::string& key, const std::vector<int64_t>& v) {
   append(key, static_cast<int64_t>(v.size()));
