@@ -16,7 +16,8 @@ python -m pip install -q "xla-cpu-pjrt==0.0.1" "scikit-build-core>=0.10" ninja c
 python -m pip install -q "transformers==5.23.0" "accelerate==1.15.0" "diffusers==0.42.1"
 # JAX for torch_tpu.pallas.jax_op (optional for users: pip install 'torch_tpu[jax]'); torch stays pinned
 # in the same command so that resolving JAX's dependencies cannot move it.
-python -m pip install -q "jax==0.10.2" torch==2.13.0
+# scipy (a JAX dependency) is also the lstsq tests' gelsy reference (tests/ops/test_linalg_lstsq.py).
+python -m pip install -q "jax==0.10.2" "scipy==1.17.1" torch==2.13.0
 # Hugging Face Kernels: the tests load a local Hub-style kernel package for tpu.
 python -m pip install -q "kernels==0.17.2" torch==2.13.0
 if [ ! -f /usr/include/gtest/gtest.h ]; then
