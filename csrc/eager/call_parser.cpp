@@ -75,8 +75,15 @@ ParsedCall parse_call(const c10::FunctionSchema& schema, const torch::jit::Stack
   ParsedCall p;
   p.inv.op = op_name(schema);
   std::string& key = p.inv.static_key;
-  key_global_state(key);
   const auto& formals = schema.arguments();
+  // Sized once: a tiny op's dispatch is mostly allocation (bench/eager_overhead.py).
+  key.reserve(16 + formals.size());
+  p.args.reserve(formals.size() + 1);
+  p.input_of_operand.reserve(formals.size());
+  p.scalar_of_operand.reserve(formals.size());
+  p.inv.inputs.reserve(formals.size());
+  p.inv.scalars.reserve(formals.size());
+  key_global_state(key);
   std::vector<std::pair<size_t, at::Generator>> generators;
   for (size_t i = 0; i < formals.size(); ++i) {
     const c10::IValue& v = stack[first + i];

@@ -401,6 +401,9 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   const char* op = inv.op.c_str();
   std::vector<StorageSlot*> groups;
   std::vector<TensorFacts> facts;
+  size_t n_tensors = inv.inputs.size() + inv.targets.size();
+  groups.reserve(n_tensors);
+  facts.reserve(n_tensors);
   for (const at::Tensor& t : inv.inputs) facts.push_back(facts_of(t, groups, op));
   for (const at::Tensor& t : inv.targets) {
     TensorFacts f = facts_of(t, groups, op);
@@ -412,7 +415,13 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
     TORCH_CHECK(f.slot->device_index == inv.device_index, op, ": expected all tensors on tpu:", inv.device_index,
                 ", got one on tpu:", f.slot->device_index);
 
-  std::string key = inv.op;
+  std::string key;
+  // op, static key, then per tensor 7 fields of 8 bytes plus its dims (sizes, strides, layout).
+  size_t key_bytes = inv.op.size() + inv.static_key.size() + 16 * (inv.scalars.size() + 2);
+  for (const TensorFacts& f : facts)
+    key_bytes += 8 * (7 + 2 * f.view.sizes.size() + f.slot->layout.dims.size());
+  key.reserve(key_bytes);
+  key = inv.op;
   key.push_back('\0');
   key += inv.static_key;
   key.push_back('\0');
@@ -464,6 +473,8 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   std::vector<std::shared_ptr<pjrt::Buffer>> keep;
   std::vector<pjrt::Buffer*> args;
   std::vector<int64_t> non_donatable;
+  keep.reserve(plan->base_groups.size() + inv.scalars.size() + facts.size());
+  args.reserve(keep.capacity());
   for (size_t p = 0; p < plan->base_groups.size(); ++p) {
     groups[plan->base_groups[p]]->check_not_failed();
     std::shared_ptr<pjrt::Buffer>& buffer = groups[plan->base_groups[p]]->raw_buffer();
