@@ -15,6 +15,20 @@ enum Word : int64_t {
 };
 constexpr int64_t kShownDims = kNumel - kSize0;
 
+// The words the ranks must agree on, by what a mismatch means; the others
+// describe the first tensor for messages. signature_digest hashes exactly
+// these, so a digest that matches is a check that would pass.
+struct Compared {
+  Word words[3];
+  int count;
+  const char* what;
+};
+constexpr Compared kCompared[] = {
+    {{kOp, kRoot, kReduceOp}, 3, "the collective, its root or its reduction"},
+    {{kCount, kDtypeHash}, 2, "the number or dtypes of the tensors"},
+    {{kNumel, kShapeHash}, 2, "the tensors' shapes"},
+};
+
 int64_t mix(int64_t h, int64_t v) {
   uint64_t x = static_cast<uint64_t>(h) ^ static_cast<uint64_t>(v);
   x *= 1099511628211ULL;
@@ -80,8 +94,8 @@ std::string describe(const int64_t* row) {
 uint64_t signature_digest(const OpSignature& sig, int size, bool with_splits) {
   const std::vector<int64_t> row = row_of(sig, size);
   int64_t h = 17;
-  // The compared words only (the others describe the first tensor for messages).
-  for (Word w : {kOp, kRoot, kReduceOp, kCount, kDtypeHash, kNumel, kShapeHash}) h = mix(h, row[w]);
+  for (const Compared& c : kCompared)
+    for (int i = 0; i < c.count; ++i) h = mix(h, row[c.words[i]]);
   if (with_splits)
     for (size_t w = kHeader; w < row.size(); ++w) h = mix(h, row[w]);
   return static_cast<uint64_t>(h);
@@ -95,14 +109,10 @@ void check_rank_agreement(CollectiveTransport& transport, int size, const OpSign
   const int64_t width = rows.size(1);
   const int64_t* base = rows.data_ptr<int64_t>();
   auto at = [&](int r, int64_t w) { return base[r * width + w]; };
-  for (int r = 0; r < size; ++r) {
-    if (at(r, kOp) != at(0, kOp) || at(r, kRoot) != at(0, kRoot) || at(r, kReduceOp) != at(0, kReduceOp))
-      raise(op, "the collective, its root or its reduction", rows);
-    if (at(r, kCount) != at(0, kCount) || at(r, kDtypeHash) != at(0, kDtypeHash))
-      raise(op, "the number or dtypes of the tensors", rows);
-    if (at(r, kNumel) != at(0, kNumel) || at(r, kShapeHash) != at(0, kShapeHash))
-      raise(op, "the tensors' shapes", rows);
-  }
+  for (int r = 0; r < size; ++r)
+    for (const Compared& c : kCompared)
+      for (int i = 0; i < c.count; ++i)
+        if (at(r, c.words[i]) != at(0, c.words[i])) raise(op, c.what, rows);
   if (sig.match != OpSignature::Match::Pairwise) return;
   for (int i = 0; i < size; ++i) {
     for (int j = 0; j < size; ++j) {
