@@ -32,6 +32,7 @@ torch_tpu._dynamo.register()  # a no-op where the package's entry point register
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "compile"))
 from models import MLP, Block  # noqa: E402
+from jax_plugin import plugin_device  # noqa: E402
 
 
 def seconds_per_call(runs, iters, repeats):
@@ -89,19 +90,6 @@ def jax_block(jnp, jax, m):
         x = x + g @ p["down.weight"].T + p["down.bias"]
         return rms(x, p["norm_out.weight"], eps3) @ p["head.weight"].T
     return f, p
-
-
-def plugin_device(jax):
-    """The xla_cpu_pjrt plugin as a JAX device (None where JAX cannot load it)."""
-    try:
-        import xla_plugins.xla_cpu_pjrt as plugin
-        from jax._src import xla_bridge
-        xla_bridge.register_plugin("xla_cpu_pjrt", library_path=os.path.join(os.path.dirname(plugin.__file__),
-                                                                          "xla_cpu_pjrt.so"))
-        return jax.devices("xla_cpu_pjrt")[0]
-    except Exception as e:  # an older or newer JAX may refuse the plugin: say so, measure the rest
-        print(f"jax@plugin not measured: {type(e).__name__}: {e}")
-        return None
 
 
 def main():

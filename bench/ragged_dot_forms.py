@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 import torch_tpu  # noqa: F401  (the tpu device)
+from jax_plugin import plugin_device
 
 M, K, N, G, T = 512, 256, 256, 64, 8
 
@@ -137,14 +138,12 @@ def main():
         import jax
         import jax.numpy as jnp
         from jax import lax
-        from jax._src import xla_bridge
-        import xla_plugins.xla_cpu_pjrt as plugin
-        xla_bridge.register_plugin("xla_cpu_pjrt", library_path=os.path.join(os.path.dirname(plugin.__file__),
-                                                                               "xla_cpu_pjrt.so"))
-        dev = jax.devices("xla_cpu_pjrt")[0]
-    except Exception as e:  # no JAX, or a JAX that refuses the plugin: say so, measure the rest
-        print(f"JAX forms not measured: {type(e).__name__}: {e}")
+    except ImportError as e:  # no JAX: say so, measure the rest
+        print(f"JAX forms not measured: {e}")
+        dev = None
     else:
+        dev = plugin_device(jax)  # None (said) where this JAX refuses the plugin
+    if dev is not None:
         xd, wd, sd = jax.device_put((x, w, sizes), dev)
         forms, parts = jax_forms(jax, jnp, lax)
         print("JAX on xla_cpu_pjrt:")

@@ -49,9 +49,9 @@ def check_gelsy_rank_deficient(a, b, rcond):
     (measured: 84 of 300 identical CPU calls differed, some by 0.5). Residuals and singular values (empty for
     gelsy) still come from the CPU."""
     _, residuals, _, singular_values = lstsq(a, b, rcond=rcond, driver="gelsy")
+    cond = torch.finfo(a.dtype).eps * max(a.shape[-2:]) if rcond is None else rcond  # None: torch's default
     solutions, ranks = [], []
     for am, bm in zip(a.reshape(-1, *a.shape[-2:]), b.reshape(-1, *b.shape[-2:])):
-        cond = torch.finfo(a.dtype).eps * max(a.shape[-2:]) if rcond is None else rcond  # torch's default
         x, _, r, _ = scipy.linalg.lstsq(am.numpy(), bm.numpy(), cond=cond, lapack_driver="gelsy")
         solutions.append(torch.from_numpy(np.ascontiguousarray(x)))
         ranks.append(r)
