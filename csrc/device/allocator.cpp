@@ -54,7 +54,7 @@ c10::DataPtr TpuAllocator::allocate(size_t nbytes) {
   auto* slot = new StorageSlot();
   slot->nbytes = nbytes;
   slot->device_index = device_index;
-  slot->layout = hlo::TensorType(hlo::DType::U8, {static_cast<int64_t>(nbytes)});
+  slot->layout.dims.assign(1, static_cast<int64_t>(nbytes));  // U8 [nbytes], in the default layout's vector
   uintptr_t span = (std::max<size_t>(nbytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
   uintptr_t addr = next_address.fetch_add(span);
   slot->address = reinterpret_cast<void*>(addr);

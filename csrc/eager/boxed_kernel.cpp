@@ -1,6 +1,7 @@
 #include "eager/boxed_kernel.h"
 
 #include <set>
+#include <unordered_map>
 
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/enum_tag.h>
@@ -75,11 +76,33 @@ std::vector<c10::IValue> run_meta(const c10::OperatorHandle& handle, const torch
 
 bool writes(const c10::Argument& a) { return a.alias_info() && a.alias_info()->isWrite(); }
 
+// What a call learns from its schema alone, looked up once per op and thread
+// (by the schema's address: registered schemas stay put).
+struct OpStatics {
+  std::string op;  // op_name()
+  const OpVariant* variant;
+  const ops::LoweringRule* rule;
+  bool is_index_tensor;
+};
+
+const OpStatics& statics_of(const c10::FunctionSchema& schema) {
+  thread_local std::unordered_map<const c10::FunctionSchema*, OpStatics> known;
+  auto it = known.find(&schema);
+  if (it != known.end()) return it->second;
+  OpStatics s;
+  s.op = op_name(schema);
+  s.variant = &op_variants().at(s.op);
+  s.rule = ops::find_lowering(s.variant->rule);
+  s.is_index_tensor = schema.name() == "aten::index" && schema.overload_name() == "Tensor";
+  return known.emplace(&schema, std::move(s)).first->second;
+}
+
 void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = handle.schema();
   size_t nargs = schema.arguments().size();
   size_t first = stack->size() - nargs;
-  if (schema.name() == "aten::index" && schema.overload_name() == "Tensor") {
+  const OpStatics& statics = statics_of(schema);
+  if (statics.is_index_tensor) {
     auto indices = (*stack)[first + 1].to<c10::List<std::optional<at::Tensor>>>();
     if (has_mask_index(indices)) {
       at::Tensor out = index_by_masks((*stack)[first].toTensor(), indices);
@@ -88,9 +111,11 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
       return;
     }
   }
-  ParsedCall p = parse_call(schema, *stack, first);
-  const OpVariant& variant = op_variants().at(p.inv.op);
-  const ops::LoweringRule* rule = ops::find_lowering(variant.rule);
+  PooledCall pooled;
+  ParsedCall& p = *pooled;
+  parse_call(schema, statics.op, *stack, first, p);
+  const OpVariant& variant = *statics.variant;
+  const ops::LoweringRule* rule = statics.rule;
   TORCH_CHECK(rule, "torch_tpu: no lowering rule for ", variant.rule);
   TORCH_CHECK(p.device_index >= 0, p.inv.op, ": no tpu tensor among the arguments");
   p.inv.device_index = p.device_index;
@@ -136,7 +161,9 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
       if (real.sizes() != shaped.sizes()) real.resize_(shaped.sizes());
     }
   }
-  p.inv.infer_fresh = [&]() {
+  // The closures capture this frame by reference; the Invocation holds
+  // one-pointer wrappers of them, which std::function keeps without allocating.
+  auto infer_fresh = [&]() {
     std::vector<FreshOutput> fresh;
     bool any = false;
     for (const auto& r : returns) any |= !writes(r);
@@ -164,7 +191,8 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
     }
     return fresh;
   };
-  p.inv.lower = [&](hlo::Builder& b, const std::vector<hlo::Value>& tensors, const std::vector<hlo::Value>& scalars) {
+  p.inv.infer_fresh = [f = &infer_fresh]() { return (*f)(); };
+  auto lower = [&](hlo::Builder& b, const std::vector<hlo::Value>& tensors, const std::vector<hlo::Value>& scalars) {
     // Only on a miss: dtypes are in the key, so a cached program passed it.
     // The default dtype and matmul precision are key fields too, read here
     // (still inside this call) so a hit pays for neither.
@@ -221,6 +249,8 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
     }
     return results;
   };
+  p.inv.lower = [f = &lower](hlo::Builder& b, const std::vector<hlo::Value>& tensors,
+                              const std::vector<hlo::Value>& scalars) { return (*f)(b, tensors, scalars); };
   // PyTorch's aliasing rules for written tensors (meta tensors share no
   // storage, so the meta kernel cannot see these).
   for (const at::Tensor& target : p.inv.targets) {

@@ -1,5 +1,7 @@
 #include "eager/call_parser.h"
 
+#include <memory>
+
 
 #include "device/generator.h"
 #include "eager/cache_key_fields.h"
@@ -69,11 +71,68 @@ int add_tensor_operand(ParsedCall& p, const at::Tensor& t) {
   return add_scalar_operand(p, s, !s.user_tensor);
 }
 
+// An Arg as new, keeping the capacity of one a pooled call used before.
+Arg fresh_arg(ParsedCall& p) {
+  if (p.spare_args.empty()) return Arg();
+  Arg a = std::move(p.spare_args.back());
+  p.spare_args.pop_back();
+  a.kind = Arg::Kind::None;
+  a.operands.clear();
+  a.i = 0;
+  a.d = 0;
+  a.b = false;
+  a.ints.clear();
+  a.doubles.clear();
+  a.dtype = hlo::DType::F32;
+  a.s.clear();
+  return a;
+}
+
+// Empties `p` for its next call, keeping every vector's capacity.
+void clear_call(ParsedCall& p) {
+  Invocation& inv = p.inv;
+  inv.op.clear();
+  inv.static_key.clear();
+  inv.inputs.clear();
+  inv.scalars.clear();
+  inv.targets.clear();
+  inv.generators.clear();
+  inv.device_index = 0;
+  inv.internal_dtypes.clear();
+  inv.fusable = true;
+  inv.infer_fresh = nullptr;
+  inv.lower = nullptr;
+  if (p.spare_args.empty()) {
+    std::swap(p.args, p.spare_args);  // the usual case (the last call took every spare): no moves
+  } else {
+    for (Arg& a : p.args) p.spare_args.push_back(std::move(a));
+    p.args.clear();
+  }
+  p.input_of_operand.clear();
+  p.scalar_of_operand.clear();
+  p.operand_is_number.clear();
+  p.write_args.clear();
+  p.device_index = -1;
+}
+
+thread_local std::vector<std::unique_ptr<ParsedCall>> pool;
+thread_local size_t pool_depth = 0;
+
 }  // namespace
 
-ParsedCall parse_call(const c10::FunctionSchema& schema, const torch::jit::Stack& stack, size_t first) {
-  ParsedCall p;
-  p.inv.op = op_name(schema);
+PooledCall::PooledCall() {
+  if (pool_depth == pool.size()) pool.push_back(std::make_unique<ParsedCall>());
+  call_ = pool[pool_depth++].get();
+}
+
+PooledCall::~PooledCall() {
+  clear_call(*call_);
+  --pool_depth;
+}
+
+void parse_call(const c10::FunctionSchema& schema, const std::string& op, const torch::jit::Stack& stack,
+                size_t first, ParsedCall& p) {
+  p.inv.op = op;
   std::string& key = p.inv.static_key;
   const auto& formals = schema.arguments();
   // Sized once: a tiny op's dispatch is mostly allocation (bench/eager_overhead.py).
@@ -88,7 +147,7 @@ ParsedCall parse_call(const c10::FunctionSchema& schema, const torch::jit::Stack
   for (size_t i = 0; i < formals.size(); ++i) {
     const c10::IValue& v = stack[first + i];
     c10::TypeKind kind = formal_kind(formals[i]);
-    Arg a;
+    Arg a = fresh_arg(p);
     if (v.isTensor()) {
       const at::Tensor& t = v.toTensor();
       if (!t.defined()) {
@@ -192,7 +251,7 @@ ParsedCall parse_call(const c10::FunctionSchema& schema, const torch::jit::Stack
   // one appended, so their rules read the seed and offset like any other.
   if (p.inv.op == "native_dropout") {
     generators.emplace_back(p.args.size(), device::default_generator(-1));
-    Arg g;
+    Arg g = fresh_arg(p);
     g.kind = Arg::Kind::Generator;
     p.args.push_back(g);
   }
@@ -209,7 +268,6 @@ ParsedCall parse_call(const c10::FunctionSchema& schema, const torch::jit::Stack
     p.inv.generators.push_back(generators[g].second);
   }
   narrow_scalars_for_tpu(p);
-  return p;
 }
 
 }  // namespace torch_tpu::eager

@@ -7,6 +7,7 @@
 #include <c10/util/Exception.h>
 
 #include <atomic>
+#include <memory>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -61,27 +62,47 @@ ProgramCache<Plan>& cache() {
   return *c;
 }
 
-void append(std::string& key, int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof(v)); }
-void append(std::string& key, const std::vector<int64_t>& v) {
-  append(key, static_cast<int64_t>(v.size()));
-  for (int64_t x : v) append(key, x);
-}
 
-TensorFacts facts_of(const at::Tensor& t, std::vector<StorageSlot*>& groups, const char* op) {
+// Fills `f` (its vectors' capacity reused: see CallScratch).
+void facts_of(TensorFacts& f, const at::Tensor& t, std::vector<StorageSlot*>& groups, const char* op) {
   TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, op, ": expected a tpu tensor, got one on ",
               t.device());
-  TensorFacts f;
   f.view.dtype = to_hlo(t.scalar_type(), op);
-  f.view.sizes = t.sizes().vec();
-  f.view.strides = t.strides().vec();
+  f.view.sizes.assign(t.sizes().begin(), t.sizes().end());
+  f.view.strides.assign(t.strides().begin(), t.strides().end());
   f.slot = &device::slot_of(*t.unsafeGetTensorImpl());
   f.offset = t.storage_offset();
   auto it = std::find(groups.begin(), groups.end(), f.slot);
   f.group = static_cast<int>(it - groups.begin());
   if (it == groups.end()) groups.push_back(f.slot);
   f.access = classify_view(f.slot->layout, f.view);
-  return f;
+  f.rebase = false;
 }
+
+// execute()'s per-call vectors and key, borrowed from a per-thread pool (as
+// PooledCall is) so that a repeated call reuses their capacity.
+struct CallScratch {
+  std::vector<StorageSlot*> groups;
+  std::vector<TensorFacts> facts;
+  std::string key;
+};
+
+class PooledScratch {
+ public:
+  PooledScratch() {
+    if (depth == pool.size()) pool.push_back(std::make_unique<CallScratch>());
+    scratch_ = pool[depth++].get();
+  }
+  ~PooledScratch() { --depth; }
+  CallScratch& operator*() { return *scratch_; }
+
+ private:
+  static thread_local std::vector<std::unique_ptr<CallScratch>> pool;
+  static thread_local size_t depth;
+  CallScratch* scratch_;
+};
+thread_local std::vector<std::unique_ptr<CallScratch>> PooledScratch::pool;
+thread_local size_t PooledScratch::depth = 0;
 
 // Permutation that orders dims by decreasing stride when the strides are a
 // dense permutation of the sizes; empty otherwise.
@@ -344,6 +365,7 @@ std::shared_ptr<pjrt::Buffer> operand_buffer(const OperandValue& v, int device_i
 std::vector<OperandValue> runtime_operands(const OpPlan& plan, const Invocation& inv,
                                            const std::vector<TensorFacts>& facts) {
   std::vector<OperandValue> values;
+  values.reserve(plan.offset_tensors.size() + inv.scalars.size() + 2 * inv.generators.size());
   for (int ti : plan.offset_tensors)
     values.push_back({runtime_scalar_as(c10::Scalar(facts[ti].offset), hlo::DType::I64), true});
   for (size_t i = 0; i < inv.scalars.size(); ++i) {
@@ -386,56 +408,74 @@ at::Tensor new_tpu_tensor(c10::ScalarType dtype, c10::IntArrayRef sizes, c10::In
                                                     c10::scalarTypeToTypeMeta(dtype));
   t.unsafeGetTensorImpl()->set_sizes_and_strides(sizes, strides);
   // The storage's base shape: the tensor's own when it is dense and row-major.
+  // (Assigned in place: the allocator's 1-D layout has room for a 1-D shape.)
   StorageSlot& slot = device::slot_of(*t.unsafeGetTensorImpl());
   hlo::DType hd = to_hlo(dtype);
   int64_t isz = hlo::dtype_bytes(hd);
   if (t.is_contiguous() && static_cast<size_t>(t.numel() * isz) == nbytes) {
-    slot.layout = hlo::TensorType(hd, sizes.vec());
+    slot.layout.dtype = hd;
+    slot.layout.dims.assign(sizes.begin(), sizes.end());
   } else if (nbytes % isz == 0) {
-    slot.layout = hlo::TensorType(hd, {static_cast<int64_t>(nbytes / isz)});
+    slot.layout.dtype = hd;
+    slot.layout.dims.assign(1, static_cast<int64_t>(nbytes / isz));
   }
   return t;
 }
 
 std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   const char* op = inv.op.c_str();
-  std::vector<StorageSlot*> groups;
-  std::vector<TensorFacts> facts;
-  size_t n_tensors = inv.inputs.size() + inv.targets.size();
-  groups.reserve(n_tensors);
-  facts.reserve(n_tensors);
-  for (const at::Tensor& t : inv.inputs) facts.push_back(facts_of(t, groups, op));
-  for (const at::Tensor& t : inv.targets) {
-    TensorFacts f = facts_of(t, groups, op);
+  PooledScratch pooled;
+  std::vector<StorageSlot*>& groups = (*pooled).groups;
+  std::vector<TensorFacts>& facts = (*pooled).facts;
+  size_t n_in = inv.inputs.size(), n_tg = inv.targets.size();
+  groups.clear();
+  facts.resize(n_in + n_tg);  // kept elements keep their vectors' capacity
+  for (size_t i = 0; i < n_in; ++i) facts_of(facts[i], inv.inputs[i], groups, op);
+  for (size_t t = 0; t < n_tg; ++t) {
+    TensorFacts& f = facts[n_in + t];
+    facts_of(f, inv.targets[t], groups, op);
     int64_t isz = hlo::dtype_bytes(f.view.dtype);
-    f.rebase = t.is_contiguous() && static_cast<size_t>(t.numel() * isz) == f.slot->nbytes;
-    facts.push_back(f);
+    f.rebase = inv.targets[t].is_contiguous() && static_cast<size_t>(inv.targets[t].numel() * isz) == f.slot->nbytes;
   }
   for (const TensorFacts& f : facts)
     TORCH_CHECK(f.slot->device_index == inv.device_index, op, ": expected all tensors on tpu:", inv.device_index,
                 ", got one on tpu:", f.slot->device_index);
 
-  std::string key;
-  // op, static key, then per tensor 7 fields of 8 bytes plus its dims (sizes, strides, layout).
-  size_t key_bytes = inv.op.size() + inv.static_key.size() + 16 * (inv.scalars.size() + 2);
-  for (const TensorFacts& f : facts)
-    key_bytes += 8 * (7 + 2 * f.view.sizes.size() + f.slot->layout.dims.size());
-  key.reserve(key_bytes);
-  key = inv.op;
-  key.push_back('\0');
-  key += inv.static_key;
-  key.push_back('\0');
+  // The key: op, static key, then per tensor 7 words plus its dims (sizes,
+  // strides, layout), one word per scalar's dtype, the generator count. The
+  // string is sized once and the words copied in (appending them one by one
+  // was a tenth of a tiny op's dispatch).
+  std::string& key = (*pooled).key;
+  size_t words = inv.scalars.size() + 1;
+  for (const TensorFacts& f : facts) words += 7 + 2 * f.view.sizes.size() + f.slot->layout.dims.size();
+  size_t head = inv.op.size() + 1 + inv.static_key.size() + 1;
+  key.resize(head + 8 * words);
+  char* w = key.data();
+  auto put_bytes = [&w](const void* p, size_t n) {
+    std::memcpy(w, p, n);
+    w += n;
+  };
+  auto put = [&](int64_t v) { put_bytes(&v, 8); };
+  auto put_dims = [&](const std::vector<int64_t>& v) {
+    put(static_cast<int64_t>(v.size()));
+    put_bytes(v.data(), 8 * v.size());
+  };
+  put_bytes(inv.op.data(), inv.op.size());
+  *w++ = '\0';
+  put_bytes(inv.static_key.data(), inv.static_key.size());
+  *w++ = '\0';
   for (const TensorFacts& f : facts) {
-    append(key, static_cast<int64_t>(f.view.dtype));
-    append(key, f.view.sizes);
-    append(key, f.view.strides);
-    append(key, static_cast<int64_t>(f.slot->layout.dtype));
-    append(key, f.slot->layout.dims);
-    append(key, static_cast<int64_t>(f.slot->nbytes));
-    append(key, f.group * 2 + (f.rebase ? 1 : 0));
+    put(static_cast<int64_t>(f.view.dtype));
+    put_dims(f.view.sizes);
+    put_dims(f.view.strides);
+    put(static_cast<int64_t>(f.slot->layout.dtype));
+    put_dims(f.slot->layout.dims);
+    put(static_cast<int64_t>(f.slot->nbytes));
+    put(f.group * 2 + (f.rebase ? 1 : 0));
   }
-  for (const RuntimeScalar& s : inv.scalars) append(key, static_cast<int64_t>(s.dtype));
-  append(key, static_cast<int64_t>(inv.generators.size()));
+  for (const RuntimeScalar& sc : inv.scalars) put(static_cast<int64_t>(sc.dtype));
+  put(static_cast<int64_t>(inv.generators.size()));
+  TORCH_INTERNAL_ASSERT(w == key.data() + key.size(), inv.op, ": cache key size miscounted");
 
   // Fused mode defers the call into the window; anything else runs the
   // window first, as its inputs may be deferred results.
@@ -497,7 +537,6 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
                                  device::bytes_of(plan->fresh_layouts) + device::bytes_of(plan->target_layouts));
   }
   count_execution();
-  size_t n_in = inv.inputs.size(), n_tg = inv.targets.size();
   auto write_targets = [&] {
     for (size_t t = 0; t < n_tg; ++t)
       facts[n_in + t].slot->set(result.outputs[t], plan->target_layouts[t], inv.op);
@@ -515,6 +554,7 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   keep.clear();
   write_targets();
   std::vector<at::Tensor> fresh;
+  fresh.reserve(plan->fresh.size());
   for (size_t k = 0; k < plan->fresh.size(); ++k) {
     const FreshOutput& fo = plan->fresh[k];
     if (!fo.defined) {

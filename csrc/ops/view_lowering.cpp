@@ -156,9 +156,13 @@ std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes) {
 ViewAccess classify_view(const TensorType& base, const ViewGeometry& v) {
   int64_t n = numel_of(v.sizes);
   if (v.dtype == base.dtype && n == base.numel()) {
+    // Row-major strides, innermost first, without a vector: every eager call classifies its tensors.
     bool dense = true;
-    std::vector<int64_t> cs = contiguous_strides(v.sizes);
-    for (size_t d = 0; d < v.sizes.size(); ++d) dense &= v.sizes[d] == 1 || v.strides[d] == cs[d];
+    int64_t expect = 1;
+    for (size_t d = v.sizes.size(); d-- > 0;) {
+      dense &= v.sizes[d] == 1 || v.strides[d] == expect;
+      expect *= std::max<int64_t>(v.sizes[d], 1);
+    }
     if (dense) return ViewAccess::Whole;
   }
   if (n == 0) return ViewAccess::Strided;

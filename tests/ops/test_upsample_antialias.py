@@ -71,3 +71,23 @@ def test_bad_input():
     check_raises_like_cpu(lambda t: torch.ops.aten._upsample_bilinear2d_aa(t[0], [3, 3], False, None, None), x)
     check_raises_like_cpu(lambda t: torch.ops.aten._upsample_bilinear2d_aa_backward(t, [3, 3], [1, 2, 6, 6], False,
                                                                                     None, None), x)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("shape,size", [((1, 2, 3, 3), (4, 1)), ((2, 3, 8, 8), (3, 1)), ((1, 1, 5, 4), (9, 1))],
+                         ids=str)
+def test_width_one_output_where_the_cpu_is_wrong(mode, shape, size):
+    """An output one column wide whose height changes: torch 2.13's CPU forward kernel repeats the first row's
+    value down every row ([1, 2, 4] resized to 4x1 gives [1, 1, 1, 1]; the same input two columns wide gives
+    [1, 1.625, 2.75, 4]). The reference is then the CPU on the transposed problem (output 1 row high), which
+    computes the same resampling; the backward, right on the CPU, is compared as usual."""
+    x = make(shape, torch.float64, seed=8)
+    f = resize(mode, size=size)
+    reference = F.interpolate(x.transpose(2, 3), size=size[::-1], mode=mode, antialias=True).transpose(2, 3)
+    assert not torch.allclose(f(x), reference), "the CPU kernel is right here now: compare with it directly"
+    torch.testing.assert_close(to_cpu(f(to_tpu(x))), reference)
+    xc, xt = x.clone().requires_grad_(), to_tpu(x).requires_grad_()
+    g = make(reference.shape, torch.float64, seed=9)
+    f(xc).backward(g)
+    f(xt).backward(to_tpu(g))
+    torch.testing.assert_close(to_cpu(xt.grad), xc.grad)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <cstdlib>
 #include <mutex>
 
@@ -112,11 +113,29 @@ void run(Window& w) {
     args.push_back(buffer.get());
     keep.push_back(std::move(buffer));
   }
-  for (const RecordedOp& r : w.ops)
-    for (const OperandValue& v : r.operands) {
-      keep.push_back(operand_buffer(v, w.device_index));
+  OperandLayout layout = operand_layout(w);
+  if (layout.packed) {
+    std::vector<std::vector<uint8_t>> packs(layout.pack_dtypes.size());
+    for (size_t p = 0; p < packs.size(); ++p)
+      packs[p].resize(layout.pack_sizes[p] * hlo::dtype_bytes(layout.pack_dtypes[p]));
+    for (size_t i = 0; i < w.ops.size(); ++i)
+      for (size_t k = 0; k < w.ops[i].operands.size(); ++k) {
+        auto [p, index] = layout.place[i][k];
+        size_t width = hlo::dtype_bytes(layout.pack_dtypes[p]);
+        std::memcpy(packs[p].data() + index * width, w.ops[i].operands[k].value.bytes.data(), width);
+      }
+    for (size_t p = 0; p < packs.size(); ++p) {
+      keep.push_back(device::upload(packs[p].data(), hlo::TensorType(layout.pack_dtypes[p], {layout.pack_sizes[p]}),
+                                    w.device_index));
       args.push_back(keep.back().get());
     }
+  } else {
+    for (const RecordedOp& r : w.ops)
+      for (const OperandValue& v : r.operands) {
+        keep.push_back(operand_buffer(v, w.device_index));
+        args.push_back(keep.back().get());
+      }
+  }
   int64_t queued_ns = device::profiler::recording() ? device::profiler::now_ns() : 0;
   pjrt::ExecuteResult result;
   try {
@@ -145,6 +164,9 @@ void flush_locked() {
   if (current->ops.empty()) return;
   std::unique_ptr<Window> w(current);
   current = new Window();
+  // Sized like the last window: a loop's windows repeat.
+  current->ops.reserve(w->ops.size());
+  current->storages.reserve(w->storages.size());
   pending = false;
   // From here on nothing sees these storages as deferred.
   for (WindowStorage& s : w->storages)
@@ -188,6 +210,9 @@ std::vector<at::Tensor> record(const Invocation& inv, std::shared_ptr<const OpPl
   w.device_index = inv.device_index;
   RecordedOp r;
   r.op = inv.op;
+  r.bases.reserve(plan->base_groups.size());
+  r.targets.reserve(inv.targets.size());
+  r.fresh.reserve(plan->fresh.size());
   for (int g : plan->base_groups) {
     groups[g]->check_not_failed();
     int s = storage_of(w, groups[g]);
@@ -205,6 +230,7 @@ std::vector<at::Tensor> record(const Invocation& inv, std::shared_ptr<const OpPl
     r.targets.push_back(s);
   }
   std::vector<at::Tensor> fresh;
+  fresh.reserve(plan->fresh.size());
   for (size_t k = 0; k < plan->fresh.size(); ++k) {
     const FreshOutput& fo = plan->fresh[k];
     if (!fo.defined) {

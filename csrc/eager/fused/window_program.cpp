@@ -21,6 +21,35 @@ std::vector<int> Window::outputs() const {
   return out;
 }
 
+OperandLayout operand_layout(const Window& w) {
+  // Packing pays once the per-argument work it saves exceeds its uploads
+  // (one per dtype per run): measured on the tiny-op loop of bench/eager_overhead.py.
+  constexpr size_t kPackFrom = 16;
+  OperandLayout l;
+  size_t n = 0;
+  bool whole_bytes = true;  // packed elements are copied byte-wise
+  for (const RecordedOp& r : w.ops) {
+    n += r.operands.size();
+    for (const OperandValue& v : r.operands)
+      whole_bytes &= v.value.dtype == hlo::DType::Pred || hlo::dtype_bits(v.value.dtype) % 8 == 0;
+  }
+  l.packed = n >= kPackFrom && whole_bytes;
+  if (!l.packed) return l;
+  l.place.resize(w.ops.size());
+  for (size_t i = 0; i < w.ops.size(); ++i) {
+    for (const OperandValue& v : w.ops[i].operands) {
+      size_t p = 0;
+      while (p < l.pack_dtypes.size() && l.pack_dtypes[p] != v.value.dtype) ++p;
+      if (p == l.pack_dtypes.size()) {
+        l.pack_dtypes.push_back(v.value.dtype);
+        l.pack_sizes.push_back(0);
+      }
+      l.place[i].emplace_back(static_cast<int>(p), l.pack_sizes[p]++);
+    }
+  }
+  return l;
+}
+
 std::string window_key(const Window& w) {
   // A plan id stands for its op's whole cache key (program, parameter
   // layouts, scalar types); the ids of storages wire the ops together.
@@ -43,10 +72,19 @@ std::string window_program(const Window& w) {
   std::vector<hlo::Value> value(w.storages.size());
   for (size_t s = 0; s < w.storages.size(); ++s)
     if (w.storages[s].read_before_written) value[s] = b.parameter(w.storages[s].layout, out[s]);
-  std::vector<std::vector<hlo::Value>> operands;
-  for (const RecordedOp& r : w.ops) {
-    operands.emplace_back();
-    for (const OperandValue& v : r.operands) operands.back().push_back(b.parameter(hlo::TensorType(v.value.dtype, {})));
+  std::vector<std::vector<hlo::Value>> operands(w.ops.size());
+  OperandLayout layout = operand_layout(w);
+  if (layout.packed) {
+    std::vector<hlo::Value> packs;
+    for (size_t p = 0; p < layout.pack_dtypes.size(); ++p)
+      packs.push_back(b.parameter(hlo::TensorType(layout.pack_dtypes[p], {layout.pack_sizes[p]})));
+    for (size_t i = 0; i < w.ops.size(); ++i)
+      for (auto [p, k] : layout.place[i])
+        operands[i].push_back(b.reshape(b.slice(packs[p], {k}, {k + 1}, {1}), {}));
+  } else {
+    for (size_t i = 0; i < w.ops.size(); ++i)
+      for (const OperandValue& v : w.ops[i].operands)
+        operands[i].push_back(b.parameter(hlo::TensorType(v.value.dtype, {})));
   }
   std::vector<hlo::Value> checks;
   for (size_t i = 0; i < w.ops.size(); ++i) {

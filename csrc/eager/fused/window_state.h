@@ -37,6 +37,21 @@ struct Window {
   std::vector<int> outputs() const;
 };
 
+// Where each op's runtime operands (offsets, scalars, generator values)
+// travel. A window of many ops packs them into one 1-D parameter per dtype
+// (in order of first use), read back by static slices: hundreds of 0-d
+// arguments made PJRT's per-argument work the larger part of running the
+// window. A window of few ops passes each as its own 0-d parameter, whose
+// buffer is cached by value (scalar_operand_cache.h): no upload per run.
+// Which of the two is a function of the ops' plans, so the key covers it.
+struct OperandLayout {
+  bool packed = false;
+  std::vector<hlo::DType> pack_dtypes;            // packed: one parameter each
+  std::vector<int64_t> pack_sizes;                // its element count
+  std::vector<std::vector<std::pair<int, int64_t>>> place;  // per op, per operand: (pack, index)
+};
+OperandLayout operand_layout(const Window& w);
+
 // The window's program cache key: its ops' plans, their wiring, and which
 // written storages are still alive.
 std::string window_key(const Window& w);
