@@ -122,6 +122,34 @@ def test_intermediates_and_inputs_that_die_before_the_window_runs(fused):
     assert_close(h.cpu(), (a.exp() * 0.5).sin().mul(0.5).sin().mul(0.5).sin().mul(0.5).sin().mul(0.5).sin())
 
 
+def test_a_window_of_many_runtime_operands_packs_them_by_dtype():
+    """A window with many runtime operands passes them packed, one array per dtype (storage offsets int64,
+    Python floats, integers and bools, a 0-d CPU float64 tensor, generator seeds and offsets uint64); a
+    window of few passes each alone. Both give strict mode's values, bit for bit."""
+    def work(x, n):
+        torch.manual_seed(7)
+        f, i = x.clone(), x.to(torch.int64)
+        outs = []
+        for k in range(n):
+            f = f * (1.5 + k) + x[k % 3:][:4].sum()           # a float scalar; a view at an offset
+            i = (i + (k - 3)).clamp(-1000, 1000)               # an integer scalar
+            b = torch.where(f > 0, f, torch.tensor(0.25, dtype=torch.float64))  # a 0-d CPU tensor
+            outs += [b.masked_fill(i > 2, True), torch.rand(2, device=x.device) + k]  # a bool; a generator
+        return torch.stack([o[:2].to(torch.float64) for o in outs])
+
+    x = torch.linspace(-2, 2, 16)
+    for n in (2, 12):  # about 10 operands in one window, about 60 in the other
+        with torch.tpu.set_eager_mode(STRICT):
+            strict = work(x.to("tpu"), n).cpu()
+        with torch.tpu.set_eager_mode(FUSED):
+            before = counts()
+            got = work(x.to("tpu"), n).cpu()
+            assert delta(before)["fused_windows"] >= 1
+        assert torch.equal(got, strict), n
+        cpu_part = work(x, n)[0::2]  # the deterministic half, against the CPU
+        assert_close(got[0::2], cpu_part)
+
+
 def test_random_ops_follow_the_same_generator_sequence_as_strict():
     def draw():
         torch.manual_seed(123)
