@@ -21,6 +21,7 @@ struct StorageSlot {
   // True while a fused eager window (eager/fused_window.h) reads or writes
   // this storage: its buffer is then not yet current (`layout` already is).
   bool in_fused_window = false;
+  int fused_storage = -1;  // while in_fused_window: its number among the window's storages
   // Set when the deferred work that was to write this storage failed: its
   // contents are unknown, so every later read raises this (a write clears it).
   std::string failure;

@@ -10,6 +10,8 @@
 
 namespace torch_tpu::eager {
 
+// Reused through PooledCall: clear_call (call_parser.cpp) resets every field
+// of it and of its Invocation, so a field added here must be reset there.
 struct ParsedCall {
   Invocation inv;
   std::vector<ops::Arg> args;         // schema order

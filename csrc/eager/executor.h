@@ -62,6 +62,8 @@ struct FallbackRequired : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// (A boxed call's Invocation is reused: a field added here must be reset in
+// call_parser.cpp's clear_call too.)
 struct Invocation {
   std::string op;            // named in errors, counted in metrics, part of the key
   std::string static_key;    // structural arguments beyond the tensors' geometry

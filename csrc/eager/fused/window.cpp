@@ -14,6 +14,7 @@
 #include "eager/fused/window_state.h"
 #include "eager/metrics.h"
 #include "eager/program_cache.h"
+#include "eager/scalar_operand_cache.h"
 #include "pjrt/error.h"
 
 namespace torch_tpu::eager::fused {
@@ -70,12 +71,13 @@ ProgramCache<pjrt::Executable>& programs() {
 }
 
 int storage_of(Window& w, StorageSlot* slot) {
-  auto it = w.index.find(slot);
-  if (it != w.index.end()) return it->second;
+  // The slot carries its number in the window (no map to look it up in):
+  // in_fused_window is set here and cleared when the window is flushed.
+  if (slot->in_fused_window) return slot->fused_storage;
   int id = static_cast<int>(w.storages.size());
   w.storages.push_back(WindowStorage{slot, slot->layout});
-  w.index.emplace(slot, id);
   slot->in_fused_window = true;
+  slot->fused_storage = id;
   return id;
 }
 
@@ -125,8 +127,7 @@ void run(Window& w) {
         std::memcpy(packs[p].data() + index * width, w.ops[i].operands[k].value.bytes.data(), width);
       }
     for (size_t p = 0; p < packs.size(); ++p) {
-      keep.push_back(device::upload(packs[p].data(), hlo::TensorType(layout.pack_dtypes[p], {layout.pack_sizes[p]}),
-                                    w.device_index));
+      keep.push_back(cached_array_buffer(packs[p], layout.pack_dtypes[p], w.device_index));
       args.push_back(keep.back().get());
     }
   } else {
@@ -170,7 +171,10 @@ void flush_locked() {
   pending = false;
   // From here on nothing sees these storages as deferred.
   for (WindowStorage& s : w->storages)
-    if (s.slot) s.slot->in_fused_window = false;
+    if (s.slot) {
+      s.slot->in_fused_window = false;
+      s.slot->fused_storage = -1;
+    }
   try {
     run(*w);
   } catch (const std::exception& e) {
@@ -183,15 +187,15 @@ void flush_locked() {
 
 void release(StorageSlot& slot, std::shared_ptr<pjrt::Buffer> buffer) {
   std::lock_guard<std::recursive_mutex> lock(mu);
-  auto it = current->index.find(&slot);
-  if (it == current->index.end()) {  // not in this window (any more)
+  if (!slot.in_fused_window) {  // not in this window (any more)
     if (buffer) device::retire_after_queued_work(std::move(buffer));
     return;
   }
-  WindowStorage& s = current->storages[it->second];
+  WindowStorage& s = current->storages[slot.fused_storage];
   s.slot = nullptr;
   s.orphan = std::move(buffer);
-  current->index.erase(it);
+  slot.in_fused_window = false;
+  slot.fused_storage = -1;
 }
 
 }  // namespace

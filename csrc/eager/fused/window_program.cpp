@@ -54,6 +54,9 @@ std::string window_key(const Window& w) {
   // A plan id stands for its op's whole cache key (program, parameter
   // layouts, scalar types); the ids of storages wire the ops together.
   std::string key;
+  size_t words = w.ops.size() * 4;
+  for (const RecordedOp& r : w.ops) words += r.bases.size() + r.targets.size() + r.fresh.size();
+  key.reserve(8 * words + w.storages.size());
   for (const RecordedOp& r : w.ops) {
     append(key, static_cast<int64_t>(r.plan->id));
     append(key, r.bases);

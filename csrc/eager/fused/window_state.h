@@ -3,7 +3,6 @@
 #pragma once
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "eager/op_plan.h"
@@ -30,7 +29,6 @@ struct WindowStorage {
 struct Window {
   std::vector<RecordedOp> ops;
   std::vector<WindowStorage> storages;
-  std::unordered_map<device::StorageSlot*, int> index;
   int device_index = -1;
 
   // Output number of each storage the program returns (written, still alive); -1 otherwise.
