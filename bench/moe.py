@@ -6,6 +6,7 @@ weights, float32), with each experts implementation, measured in one run:
     tpu grouped_mm        Transformers' default (on tpu: every expert's product for every row)
     tpu tpu_ragged        torch_tpu's ragged_dot experts (torch_tpu/integrations/transformers_experts.py)
     tpu tpu_ragged comp.  the same step under torch.compile(backend="tpu")
+    ... [E,in,out] comp.  the same, the expert weights stored [E, in, out] (is_transposed)
     cpu <impl>            PyTorch CPU eager with "eager", "batched_mm" and "grouped_mm", at
                           torch's thread count and at 1 thread (the best of all is the peer)
     ... no experts        the step with the experts computing nothing: what the rest costs
@@ -43,11 +44,20 @@ class DecodeStep:
     """A model on `device` with a static cache holding a PROMPT-token prefill;
     each call decodes one token per sequence at the same position (the same work every time)."""
 
-    def __init__(self, folder, device, impl, compiled=False, threads=None):
+    def __init__(self, folder, device, impl, compiled=False, threads=None, experts_in_out=False):
         import transformers as tf
         self.device, self.threads = device, threads
         self.model = tf.AutoModelForCausalLM.from_pretrained(folder, device_map=device, dtype=torch.float32,
                                                              experts_implementation=impl).eval()
+        if experts_in_out:
+            # The expert weights stored [E, in, out] (Transformers' is_transposed layout), the one in which
+            # XLA's CPU dot reads each expert's block without transposing it (bench/ragged_dot_forms.py).
+            for m in self.model.modules():
+                if hasattr(m, "is_transposed") and hasattr(m, "down_proj") and not m.is_transposed:
+                    for name in ("gate_up_proj", "down_proj"):
+                        w = getattr(m, name)
+                        setattr(m, name, torch.nn.Parameter(w.detach().transpose(1, 2).contiguous()))
+                    m.is_transposed = True
         self.cache = tf.StaticCache(config=self.model.config, max_cache_len=PROMPT + 8)
         g = torch.Generator().manual_seed(0)
         ids = torch.randint(3, 1024, (BATCH, PROMPT + 1), generator=g).to(device)
@@ -121,6 +131,7 @@ def main():
         "tpu grouped_mm": DecodeStep(folder, "tpu", "grouped_mm"),
         "tpu tpu_ragged": DecodeStep(folder, "tpu", "tpu_ragged"),
         "tpu tpu_ragged compiled": DecodeStep(folder, "tpu", "tpu_ragged", compiled=True),
+        "tpu tpu_ragged [E,in,out] comp.": DecodeStep(folder, "tpu", "tpu_ragged", compiled=True, experts_in_out=True),
     }
     steps["tpu no experts"] = DecodeStep(folder, "tpu", "bench_none")
     steps["tpu no experts compiled"] = DecodeStep(folder, "tpu", "bench_none", compiled=True)
@@ -143,7 +154,7 @@ def main():
             assert err < 1e-3, f"{name}: logits differ from cpu grouped_mm by {err}"
     torch_tpu.reset_metrics()
     # Several calls per sample for the fast ones, so one sample is >= ~30 ms.
-    iters = {"tpu tpu_ragged compiled": 3, "cpu grouped_mm": 3, "cpu grouped_mm 1 thread": 3,
+    iters = {"tpu tpu_ragged compiled": 3, "tpu tpu_ragged [E,in,out] comp.": 3, "cpu grouped_mm": 3, "cpu grouped_mm 1 thread": 3,
              "tpu no experts compiled": 5, "cpu no experts": 5, "cpu no experts 1 thread": 5}
     ms = median_ms(steps, args.repeats, iters)
     m = torch_tpu.metrics()
@@ -158,6 +169,8 @@ def main():
     print(f"\nPyTorch CPU's best: {cpu_best} ({ms[cpu_best]:.2f} ms)")
     print(f"tpu eager experts / tpu tpu_ragged          = {eager / ragged:6.2f}x   (goal >= 10x)")
     print(f"tpu eager experts / tpu tpu_ragged compiled = {eager / compiled:6.2f}x")
+    in_out = ms["tpu tpu_ragged [E,in,out] comp."]
+    print(f"tpu eager experts / the same, experts [E, in, out] = {eager / in_out:6.2f}x")
     print(f"tpu grouped_mm / tpu tpu_ragged             = {ms['tpu grouped_mm'] / ragged:6.2f}x")
     print(f"tpu tpu_ragged / {cpu_best:26s} = {ragged / ms[cpu_best]:6.2f}   (goal < 1)")
     print(f"tpu tpu_ragged compiled / {cpu_best:17s} = {compiled / ms[cpu_best]:6.2f}   (goal < 1)")
