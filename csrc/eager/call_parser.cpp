@@ -1,7 +1,5 @@
 #include "eager/call_parser.h"
 
-#include <memory>
-
 
 #include "device/generator.h"
 #include "eager/cache_key_fields.h"
@@ -115,20 +113,9 @@ void clear_call(ParsedCall& p) {
   p.device_index = -1;
 }
 
-thread_local std::vector<std::unique_ptr<ParsedCall>> pool;
-thread_local size_t pool_depth = 0;
-
 }  // namespace
 
-PooledCall::PooledCall() {
-  if (pool_depth == pool.size()) pool.push_back(std::make_unique<ParsedCall>());
-  call_ = pool[pool_depth++].get();
-}
-
-PooledCall::~PooledCall() {
-  clear_call(*call_);
-  --pool_depth;
-}
+PooledCall::~PooledCall() { clear_call(**this); }
 
 void parse_call(const c10::FunctionSchema& schema, const std::string& op, const torch::jit::Stack& stack,
                 size_t first, ParsedCall& p) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "eager/executor.h"
+#include "eager/per_thread_pool.h"
 #include "ops/op_call.h"
 
 namespace torch_tpu::eager {
@@ -25,22 +26,11 @@ struct ParsedCall {
   std::vector<ops::Arg> spare_args;   // a pooled call's old Args, reused for their capacity
 };
 
-// A ParsedCall borrowed from this thread's pool for one boxed call: its
-// vectors keep their capacity from call to call, so a repeated tiny op parses
-// without allocating. A nested call (an index tensor moved to tpu while its
-// op is parsed) borrows the next one. Returning it drops the tensors and
-// closures it holds.
-class PooledCall {
+// A ParsedCall borrowed for one boxed call (per_thread_pool.h); returning it
+// drops the tensors and closures it holds, keeping its vectors' capacity.
+class PooledCall : public PerThreadLease<ParsedCall> {
  public:
-  PooledCall();
   ~PooledCall();
-  PooledCall(const PooledCall&) = delete;
-  PooledCall& operator=(const PooledCall&) = delete;
-  ParsedCall& operator*() { return *call_; }
-  ParsedCall* operator->() { return call_; }
-
- private:
-  ParsedCall* call_;
 };
 
 // Fills `p` (empty: just borrowed) from the call's arguments; `op` is the

@@ -24,6 +24,7 @@
 #include "eager/dtype_map.h"
 #include "eager/fused/window.h"
 #include "eager/op_plan.h"
+#include "eager/per_thread_pool.h"
 #include "eager/metrics.h"
 #include "eager/map_pressure.h"
 #include "eager/program_cache.h"
@@ -79,30 +80,12 @@ void facts_of(TensorFacts& f, const at::Tensor& t, std::vector<StorageSlot*>& gr
   f.rebase = false;
 }
 
-// execute()'s per-call vectors and key, borrowed from a per-thread pool (as
-// PooledCall is) so that a repeated call reuses their capacity.
+// execute()'s per-call vectors and key, borrowed per call (per_thread_pool.h).
 struct CallScratch {
   std::vector<StorageSlot*> groups;
   std::vector<TensorFacts> facts;
   std::string key;
 };
-
-class PooledScratch {
- public:
-  PooledScratch() {
-    if (depth == pool.size()) pool.push_back(std::make_unique<CallScratch>());
-    scratch_ = pool[depth++].get();
-  }
-  ~PooledScratch() { --depth; }
-  CallScratch& operator*() { return *scratch_; }
-
- private:
-  static thread_local std::vector<std::unique_ptr<CallScratch>> pool;
-  static thread_local size_t depth;
-  CallScratch* scratch_;
-};
-thread_local std::vector<std::unique_ptr<CallScratch>> PooledScratch::pool;
-thread_local size_t PooledScratch::depth = 0;
 
 // Permutation that orders dims by decreasing stride when the strides are a
 // dense permutation of the sizes; empty otherwise.
@@ -424,9 +407,9 @@ at::Tensor new_tpu_tensor(c10::ScalarType dtype, c10::IntArrayRef sizes, c10::In
 
 std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   const char* op = inv.op.c_str();
-  PooledScratch pooled;
-  std::vector<StorageSlot*>& groups = (*pooled).groups;
-  std::vector<TensorFacts>& facts = (*pooled).facts;
+  PerThreadLease<CallScratch> pooled;
+  std::vector<StorageSlot*>& groups = pooled->groups;
+  std::vector<TensorFacts>& facts = pooled->facts;
   size_t n_in = inv.inputs.size(), n_tg = inv.targets.size();
   groups.clear();
   facts.resize(n_in + n_tg);  // kept elements keep their vectors' capacity
@@ -445,7 +428,7 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   // strides, layout), one word per scalar's dtype, the generator count. The
   // string is sized once and the words copied in (appending them one by one
   // was a tenth of a tiny op's dispatch).
-  std::string& key = (*pooled).key;
+  std::string& key = pooled->key;
   size_t words = inv.scalars.size() + 1;
   for (const TensorFacts& f : facts) words += 7 + 2 * f.view.sizes.size() + f.slot->layout.dims.size();
   size_t head = inv.op.size() + 1 + inv.static_key.size() + 1;

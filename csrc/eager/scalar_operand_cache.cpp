@@ -96,12 +96,10 @@ std::shared_ptr<pjrt::Buffer> cached_scalar_buffer(const RuntimeScalar& s, int d
   });
 }
 
-std::shared_ptr<pjrt::Buffer> cached_array_buffer(const std::vector<uint8_t>& bytes, hlo::DType dtype,
-                                                  int device_index) {
+std::shared_ptr<pjrt::Buffer> cached_array_buffer(std::string bytes, hlo::DType dtype, int device_index) {
   int64_t n = static_cast<int64_t>(bytes.size()) / hlo::dtype_bytes(dtype);
-  return arrays->get(ArrayKey{device_index, dtype, std::string(bytes.begin(), bytes.end())}, [&] {
-    return device::upload(bytes.data(), hlo::TensorType(dtype, {n}), device_index);
-  });
+  ArrayKey key{device_index, dtype, std::move(bytes)};
+  return arrays->get(key, [&] { return device::upload(key.bytes.data(), hlo::TensorType(dtype, {n}), device_index); });
 }
 
 }  // namespace torch_tpu::eager

@@ -5,7 +5,7 @@
 // donated or aliased, so one immutable buffer can serve every call.
 #pragma once
 #include <memory>
-#include <vector>
+#include <string>
 
 #include "eager/executor.h"
 #include "pjrt/buffer.h"
@@ -19,7 +19,6 @@ std::shared_ptr<pjrt::Buffer> cached_scalar_buffer(const RuntimeScalar& s, int d
 // operands, fused/window_state.h): a loop's windows pass the same values
 // each time, and a buffer uploaded earlier is ready, so the window's program
 // can run at once on the calling thread instead of waiting on the upload.
-std::shared_ptr<pjrt::Buffer> cached_array_buffer(const std::vector<uint8_t>& bytes, hlo::DType dtype,
-                                                  int device_index);
+std::shared_ptr<pjrt::Buffer> cached_array_buffer(std::string bytes, hlo::DType dtype, int device_index);
 
 }  // namespace torch_tpu::eager

@@ -117,7 +117,7 @@ void run(Window& w) {
   }
   OperandLayout layout = operand_layout(w);
   if (layout.packed) {
-    std::vector<std::vector<uint8_t>> packs(layout.pack_dtypes.size());
+    std::vector<std::string> packs(layout.pack_dtypes.size());  // the bytes are also the cache key
     for (size_t p = 0; p < packs.size(); ++p)
       packs[p].resize(layout.pack_sizes[p] * hlo::dtype_bytes(layout.pack_dtypes[p]));
     for (size_t i = 0; i < w.ops.size(); ++i)
@@ -127,7 +127,7 @@ void run(Window& w) {
         std::memcpy(packs[p].data() + index * width, w.ops[i].operands[k].value.bytes.data(), width);
       }
     for (size_t p = 0; p < packs.size(); ++p) {
-      keep.push_back(cached_array_buffer(packs[p], layout.pack_dtypes[p], w.device_index));
+      keep.push_back(cached_array_buffer(std::move(packs[p]), layout.pack_dtypes[p], w.device_index));
       args.push_back(keep.back().get());
     }
   } else {

@@ -22,8 +22,9 @@ std::vector<int> Window::outputs() const {
 }
 
 OperandLayout operand_layout(const Window& w) {
-  // Packing pays once the per-argument work it saves exceeds its uploads
-  // (one per dtype per run): measured on the tiny-op loop of bench/eager_overhead.py.
+  // A chosen threshold, not a tuned one: packing costs a by-content lookup
+  // per dtype per run, and an upload when the values are new; a window of
+  // 128 adds (bench/eager_overhead.py) ran faster packed, a single op needs none.
   constexpr size_t kPackFrom = 16;
   OperandLayout l;
   size_t n = 0;

@@ -39,8 +39,9 @@ struct Window {
 // travel. A window of many ops packs them into one 1-D parameter per dtype
 // (in order of first use), read back by static slices: hundreds of 0-d
 // arguments made PJRT's per-argument work the larger part of running the
-// window. A window of few ops passes each as its own 0-d parameter, whose
-// buffer is cached by value (scalar_operand_cache.h): no upload per run.
+// window. A window of few ops passes each as its own 0-d parameter. Both
+// kinds of buffer are cached by value (scalar_operand_cache.h), so a loop
+// that repeats its values uploads nothing after its first window.
 // Which of the two is a function of the ops' plans, so the key covers it.
 struct OperandLayout {
   bool packed = false;
