@@ -3,6 +3,8 @@ intermediate, a storage overwritten in place, an execution's temporary
 operands) must outlive those programs. The CPU plugin was seen to hand such
 memory to a later result before the read: ~30% of these chains came out
 wrong by ~0.1, with no error, until buffers were retired after queued work."""
+import os
+
 import torch
 
 N = 192  # the size at which the plugin was seen to reuse the memory
@@ -46,3 +48,28 @@ def test_random_draws_with_temporary_seed_operands_repeat_exactly():
             x = torch.tanh(x @ x * 0.05 + torch.rand(64, 64, device="tpu", generator=g))
         draws.append(x.cpu())
     torch.testing.assert_close(draws[0], draws[1], rtol=0, atol=0)
+
+
+def test_matmuls_of_new_buffers_at_freed_addresses():
+    # The XLA CPU plugin's XNNPACK dot kept the right-hand operand it had seen
+    # at an address and used it for a later buffer at that address: with that
+    # dot on (XLA_FLAGS=--xla_cpu_use_xnnpack=true), a product came out as
+    # x @ (a freed tensor), no error, within the first 11 batches of each of
+    # five runs. torch_tpu turns that dot off (device/plugin_workarounds.h).
+    n = 192
+    base = torch.ones(n, n, device="tpu")
+    for it in range(300):
+        values = [float((it * 8 + i) % 13 + 1) for i in range(8)]
+        products = [(base * v) @ (base * v) for v in values]  # concurrent programs; buffers freed and reused
+        for v, p in zip(values, products):
+            torch.testing.assert_close(p.cpu(), torch.full((n, n), v * v * n), rtol=0, atol=0, msg=f"batch {it}")
+
+
+def test_the_cpu_plugin_runs_without_its_xnnpack_dot(tmp_path):
+    import subprocess
+    import sys
+    code = "import torch; x = torch.ones(192, 192, device='tpu'); (x @ x).cpu()"
+    env = dict(os.environ, XLA_FLAGS=f"--xla_dump_to={tmp_path}", TORCH_TPU_COMPILE_CACHE="0")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)
+    options = [p.read_text() for p in tmp_path.glob("*.debug_options")]
+    assert options and all("xla_cpu_use_xnnpack: false" in o for o in options), options

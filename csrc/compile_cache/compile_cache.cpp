@@ -100,6 +100,9 @@ const std::string& identity(State& s, const pjrt::Client& client) {
   const auto& devices = client.addressable_devices();
   h.field(std::to_string(devices.size()));
   for (const pjrt::Device& d : devices) h.field(d.kind());
+  // The plugin's flags change what it compiles (read here, after the runtime set its own).
+  const char* flags = std::getenv("XLA_FLAGS");
+  h.field(flags ? flags : "");
   return s.identities.emplace(&client, hex(h.finish())).first->second;
 }
 

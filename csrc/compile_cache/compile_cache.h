@@ -11,7 +11,7 @@
 //
 // The key is a SHA-256 of the program text, the serialized compile options,
 // the plugin's identity (platform name and version, PJRT API version,
-// attributes, file path, size and mtime) and the devices' kind and count: an
+// attributes, file path, size and mtime), XLA_FLAGS and the devices' kind and count: an
 // entry is never loaded by a different plugin build. Any trouble (bad entry,
 // full disk, a plugin that cannot serialize) costs a compile and one warning
 // line on stderr, never a wrong program or a crash.

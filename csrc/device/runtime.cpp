@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "device/device_error.h"
+#include "device/plugin_workarounds.h"
 #include "device/profiler/program_spans.h"
 #include "device/storage_slot.h"
 #include "pjrt/error.h"
@@ -101,6 +102,7 @@ bool launched_one_process_per_device() {
 std::unique_ptr<Runtime> start_runtime() {
   auto rt = std::make_unique<Runtime>();
   rt->plugin_path = pjrt::locate_plugin(search_dirs);
+  apply_plugin_workarounds(rt->plugin_path);
   rt->api = pjrt::Api::load(rt->plugin_path);
   pjrt::ClientOptions options;
   if (const char* n = std::getenv("TORCH_TPU_NUM_CPU_DEVICES")) {

@@ -1,0 +1,27 @@
+#include "device/plugin_workarounds.h"
+
+#include <cstdlib>
+#include <string>
+
+namespace torch_tpu::device {
+
+namespace {
+
+bool is_xla_cpu_plugin(const std::string& path) {
+  const std::string name = "xla_cpu_pjrt.so";
+  return path.size() >= name.size() && path.compare(path.size() - name.size(), name.size(), name) == 0;
+}
+
+}  // namespace
+
+void apply_plugin_workarounds(const std::string& plugin_path) {
+  if (!is_xla_cpu_plugin(plugin_path)) return;
+  const char* current = std::getenv("XLA_FLAGS");
+  std::string flags = current ? current : "";
+  if (flags.find("xla_cpu_use_xnnpack") != std::string::npos) return;  // the user's choice stands
+  flags += flags.empty() ? "" : " ";
+  flags += "--xla_cpu_use_xnnpack=false";
+  ::setenv("XLA_FLAGS", flags.c_str(), 1);
+}
+
+}  // namespace torch_tpu::device
