@@ -73,3 +73,14 @@ def test_the_cpu_plugin_runs_without_its_xnnpack_dot(tmp_path):
     subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)
     options = [p.read_text() for p in tmp_path.glob("*.debug_options")]
     assert options and all("xla_cpu_use_xnnpack: false" in o for o in options), options
+
+
+def test_xla_flags_that_keep_the_xnnpack_dot_on_are_warned_about():
+    import subprocess
+    import sys
+    code = "import torch; torch.ones(2, device='tpu').cpu()"
+    for flags, warned in (("--xla_cpu_use_xnnpack=true", True), ("--xla_cpu_use_xnnpack=false", False)):
+        env = dict(os.environ, XLA_FLAGS=flags)
+        run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        assert ("XNNPACK dot on" in run.stderr) == warned, (flags, run.stderr)

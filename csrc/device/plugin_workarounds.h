@@ -10,6 +10,7 @@ namespace torch_tpu::device {
 // right-hand operand it saw at a memory address for a later buffer at the
 // same address: with buffers freed and reused under concurrent programs, a
 // matmul came out as if computed with a freed tensor (tests/test_buffer_lifetime.py).
+// A user's XLA_FLAGS that turns the dot on is kept, with a warning on stderr.
 void apply_plugin_workarounds(const std::string& plugin_path);
 
 }  // namespace torch_tpu::device
