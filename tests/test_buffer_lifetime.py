@@ -4,6 +4,8 @@ operands) must outlive those programs. The CPU plugin was seen to hand such
 memory to a later result before the read: ~30% of these chains came out
 wrong by ~0.1, with no error, until buffers were retired after queued work."""
 import os
+import subprocess
+import sys
 
 import torch
 
@@ -66,8 +68,6 @@ def test_matmuls_of_new_buffers_at_freed_addresses():
 
 
 def test_the_cpu_plugin_runs_without_its_xnnpack_dot(tmp_path):
-    import subprocess
-    import sys
     code = "import torch; x = torch.ones(192, 192, device='tpu'); (x @ x).cpu()"
     env = dict(os.environ, XLA_FLAGS=f"--xla_dump_to={tmp_path}", TORCH_TPU_COMPILE_CACHE="0")
     subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)
@@ -76,8 +76,6 @@ def test_the_cpu_plugin_runs_without_its_xnnpack_dot(tmp_path):
 
 
 def test_xla_flags_that_keep_the_xnnpack_dot_on_are_warned_about():
-    import subprocess
-    import sys
     code = "import torch; torch.ones(2, device='tpu').cpu()"
     for flags, warned in (("--xla_cpu_use_xnnpack=true", True), ("--xla_cpu_use_xnnpack=false", False)):
         env = dict(os.environ, XLA_FLAGS=flags)
