@@ -1,11 +1,11 @@
-"""Why tpu::ragged_dot is a loop over groups with one transposed weight block each (issue 13).
+"""Which form of a ragged product XLA's CPU backend runs fastest, and so which tpu::ragged_dot takes (issue 13).
 
     python bench/ragged_dot_forms.py [--repeats N]
 
 One MoE-decode-sized ragged product, lhs [512, 256] in 64 groups (random routing, 1..15 rows each)
 times Transformers-layout expert weights [64, out 256, in 256] (x_g @ W_g^T), float32, HIGHEST precision.
 Prints the median time of:
-  * torch_tpu's tpu::ragged_dot (one program, eager);
+  * torch_tpu's tpu::ragged_dot (one program, eager; with 8 rows per group, its row form);
   * the same computation written other ways in JAX, jitted on the very PJRT plugin the tpu device
     uses (xla_cpu_pjrt), so each line is what XLA's CPU backend makes of that formulation;
   * the parts: 64 weight-block copies, plain and transposed, and 96 [8, 256] x [256, 256] dots;
@@ -87,8 +87,20 @@ def jax_forms(jax, jnp, lax):
         wt = jnp.swapaxes(w, 1, 2)  # the whole [G, K, N] once, then plain blocks
         return group_loop(block, lambda xt, wg: jnp.dot(xt, wg, precision=hi))(x, wt, s)
 
+    def rows(x, w, s):
+        """One loop over the rows: each row times its group's [N, K] block, read in place (XLA fuses the
+        vector-matrix product with both slices)."""
+        group = jnp.searchsorted(jnp.cumsum(s), jnp.arange(M), side="right")
+
+        def per_row(r, out):
+            y = lax.dot_general(lax.dynamic_slice(x, (r, 0), (1, K)), block(w, group[r]), (((1,), (1,)), ((), ())),
+                                precision=hi)
+            return lax.dynamic_update_slice(out, y, (r, 0))
+        return lax.fori_loop(0, M, per_row, jnp.zeros((M, N), jnp.float32))
+
     forms = {
-        "per-group transposed block (torch_tpu's)": group_loop(
+        "rows: vector x block in place (ours, M/G <= 8)": rows,
+        "transposed block per group (ours when M/G > 8)": group_loop(
             lambda w, g: block(w, g).T, lambda xt, wg: jnp.dot(xt, wg, precision=hi)),
         "untransposed block, contract its minor dim": group_loop(
             block, lambda xt, wg: lax.dot_general(xt, wg, (((1,), (1,)), ((), ())), precision=hi)),

@@ -99,10 +99,16 @@ def test_random_group_sizes_match_the_cpu_loop(seed, dtype):
         assert_close(g, e)
 
 
+# [E, out, in] weights take the row form while M <= 8 G (decoding: a few
+# rows per expert) and the tiles above that; both, with empty groups.
+DECODE_LIKE = (64, 32, 24, [5, 0, 9, 1, 0, 13, 2, 7, 0, 4, 8, 3, 0, 6, 1, 2])  # sum 61 < 64
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-def test_transposed_weights_are_read_in_place(dtype):
+@pytest.mark.parametrize("case", [CASES[1], DECODE_LIKE, CASES[4]], ids=["rows-M37-G5", "rows-M64-G16", "tiles-M300-G8"])
+def test_transposed_weights_are_read_in_place(case, dtype):
     # Transformers stores experts as [E, out, in]: rhs = w.transpose(1, 2).
-    m, k, n, sizes = CASES[1]
+    m, k, n, sizes = case
     x, w, dy, gs = inputs(m, k, n, sizes, dtype, seed=3, transpose_rhs=True)
     expect = run(cpu_loop, x, w, dy, gs, "cpu", transpose_rhs=True)
     got = run(torch.tpu.ops.ragged_dot, x, w, dy, gs, "tpu", transpose_rhs=True)
@@ -253,3 +259,18 @@ def test_work_is_tiles_not_the_dense_expansion(programs):
     for text in texts:
         assert "stablehlo.while" in text
         assert sum(dot_flops(text)) <= m * k * n // 16, dot_flops(text)
+
+
+def test_few_rows_per_group_take_one_row_at_a_time(programs):
+    # [E, out, in] weights with 8 rows per group (decoding): a loop over the
+    # rows, each a vector times its group's [N, K] block, read in place (no
+    # transpose of a block, no dot of more than one row's work).
+    m, k, n, g = 512, 32, 24, 64
+    x, w = torch.randn(m, k).to("tpu"), torch.randn(g, n, k).to("tpu")
+    gs = torch.full((g,), m // g, dtype=torch.int32).to("tpu")
+    with torch.tpu.set_eager_mode("strict"):
+        y = torch.tpu.ops.ragged_dot(x, w.transpose(1, 2), gs)
+    assert_close(y.cpu(), loop_reference(x.cpu(), w.cpu().transpose(1, 2), [m // g] * g))
+    (text,) = [t for t in programs() if "dot_general" in t]
+    assert "stablehlo.while" in text and "stablehlo.transpose" not in text
+    assert dot_flops(text) == [k * n]
