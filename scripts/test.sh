@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+echo "== setup done at ${SECONDS} s"
 # shellcheck disable=SC1091
 . .venv/bin/activate
 TORCH_TPU_PJRT_PLUGIN="$(python -c 'import os, xla_plugins.xla_cpu_pjrt as p; print(os.path.join(os.path.dirname(p.__file__), "xla_cpu_pjrt.so"))')"
@@ -43,14 +44,14 @@ job() {  # job NAME COMMAND...: runs in the background, at most TORCH_TPU_TEST_J
   names+=("$1")
   shift
   while [ "$(jobs -rp | wc -l)" -ge "${TORCH_TPU_TEST_JOBS:-2}" ]; do wait -n || true; done
-  ( set +e; "$@" > "$logs/$n.log" 2>&1; echo $? > "$logs/$n.rc" ) &
+  ( set +e; start=$SECONDS; "$@" > "$logs/$n.log" 2>&1; echo $? > "$logs/$n.rc"; echo $((SECONDS - start)) > "$logs/$n.s" ) &
 }
 status=0
 finish_jobs() {  # waits for every job, prints each one's output, fails if any failed
   wait || true
   local n
   for n in "${!names[@]}"; do
-    echo "== ${names[n]}"
+    echo "== ${names[n]} ($(cat "$logs/$n.s" 2>/dev/null || echo ?) s)"  # wall time: where CI's minutes go
     cat "$logs/$n.log" || true
     [ "$(cat "$logs/$n.rc" 2>/dev/null)" = 0 ] || { echo "== ${names[n]} FAILED"; status=1; }
   done
@@ -77,6 +78,6 @@ for ((i = 0; i < ${#op_files[@]}; i += 7)); do
   job "op families ${op_files[i]##*/} ..." python -m pytest -q "${op_files[@]:i:7}" "$@"
 done
 finish_jobs
-echo "== tests/distributed (alone)"
+echo "== pytest lanes done at ${SECONDS} s; tests/distributed (alone)"
 python -m pytest -q --durations=10 tests/distributed "$@" || status=1
 exit $status
