@@ -5,6 +5,7 @@ weights, float32), with each experts implementation, measured in one run:
     tpu "eager"           Transformers' loop over the experts hit (found on the host)
     tpu grouped_mm        Transformers' default (on tpu: every expert's product for every row)
     tpu tpu_ragged        torch_tpu's ragged_dot experts (torch_tpu/integrations/transformers_experts.py)
+    tpu tpu_ragged fused  the same in fused eager mode (torch.tpu.set_eager_mode("fused"))
     tpu tpu_ragged comp.  the same step under torch.compile(backend="tpu")
     ... [E,in,out] comp.  the same, the expert weights stored [E, in, out] (is_transposed)
     cpu <impl>            PyTorch CPU eager with "eager", "batched_mm" and "grouped_mm", at
@@ -19,6 +20,7 @@ tpu "eager" experts; faster than PyTorch CPU's best), and the load average at
 the start and the end: figures only count at load < 1.
 """
 import argparse
+import contextlib
 import os
 import statistics
 import tempfile
@@ -44,9 +46,9 @@ class DecodeStep:
     """A model on `device` with a static cache holding a PROMPT-token prefill;
     each call decodes one token per sequence at the same position (the same work every time)."""
 
-    def __init__(self, folder, device, impl, compiled=False, threads=None, experts_in_out=False):
+    def __init__(self, folder, device, impl, compiled=False, threads=None, experts_in_out=False, eager_mode=None):
         import transformers as tf
-        self.device, self.threads = device, threads
+        self.device, self.threads, self.eager_mode = device, threads, eager_mode
         self.model = tf.AutoModelForCausalLM.from_pretrained(folder, device_map=device, dtype=torch.float32,
                                                              experts_implementation=impl).eval()
         if experts_in_out:
@@ -77,7 +79,8 @@ class DecodeStep:
         if self.threads:
             torch.set_num_threads(self.threads)
         try:
-            with torch.no_grad():
+            with torch.no_grad(), (torch.tpu.set_eager_mode(self.eager_mode) if self.eager_mode
+                                   else contextlib.nullcontext()):
                 return self.forward(self.token, past_key_values=self.cache, cache_position=self.position).logits
         finally:
             torch.set_num_threads(threads)
@@ -130,6 +133,7 @@ def main():
         "tpu eager experts": DecodeStep(folder, "tpu", "eager"),
         "tpu grouped_mm": DecodeStep(folder, "tpu", "grouped_mm"),
         "tpu tpu_ragged": DecodeStep(folder, "tpu", "tpu_ragged"),
+        "tpu tpu_ragged fused": DecodeStep(folder, "tpu", "tpu_ragged", eager_mode="fused"),
         "tpu tpu_ragged compiled": DecodeStep(folder, "tpu", "tpu_ragged", compiled=True),
         "tpu tpu_ragged [E,in,out] comp.": DecodeStep(folder, "tpu", "tpu_ragged", compiled=True, experts_in_out=True),
     }
@@ -174,6 +178,7 @@ def main():
     print(f"tpu grouped_mm / tpu tpu_ragged             = {ms['tpu grouped_mm'] / ragged:6.2f}x")
     print(f"tpu tpu_ragged / {cpu_best:26s} = {ragged / ms[cpu_best]:6.2f}   (goal < 1)")
     print(f"tpu tpu_ragged compiled / {cpu_best:17s} = {compiled / ms[cpu_best]:6.2f}   (goal < 1)")
+    print(f"tpu tpu_ragged fused / {cpu_best:20s} = {ms['tpu tpu_ragged fused'] / ms[cpu_best]:6.2f}   (goal < 1)")
     print("the experts' share (step - no experts): " + ", ".join(
         f"{name} {ms[name] - ms[base]:.2f} ms" for name, base in (
             ("tpu tpu_ragged", "tpu no experts"), ("tpu tpu_ragged compiled", "tpu no experts compiled"),
