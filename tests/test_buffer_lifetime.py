@@ -3,7 +3,9 @@ intermediate, a storage overwritten in place, an execution's temporary
 operands) must outlive those programs. The CPU plugin was seen to hand such
 memory to a later result before the read: ~30% of these chains came out
 wrong by ~0.1, with no error, until buffers were retired after queued work."""
+import json
 import os
+import re
 import subprocess
 import sys
 
@@ -82,3 +84,37 @@ def test_xla_flags_that_keep_the_xnnpack_dot_on_are_warned_about():
         run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, run.stderr
         assert ("XNNPACK dot on" in run.stderr) == warned, (flags, run.stderr)
+
+
+def _traced_runs(env_value, code):
+    env = dict(os.environ, TORCH_TPU_TRACE_BUFFERS=env_value)
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    runs = []
+    for m in re.finditer(r"^torch_tpu trace: (.+) args \[(.*)\] -> results \[(.*)\]$", run.stderr, re.M):
+        runs.append((m.group(1), m.group(2).split(", ") if m.group(2) else [], m.group(3).split(", ")))
+    return run, runs
+
+
+def test_buffer_trace_shows_each_run_and_its_dataflow():
+    # TORCH_TPU_TRACE_BUFFERS=1: one line per program run with its argument and
+    # result addresses, so a result read by a later program appears among that
+    # program's arguments (how a plugin reading a freed buffer was found).
+    code = ("import json, torch\n"
+            "a = torch.ones(4, device='tpu')\n"
+            "b = a * 2\n"
+            "c = b.sin()\n"
+            "with torch.tpu.set_eager_mode('fused'):\n"
+            "    d = (c * 3).cos()\n"
+            "print(json.dumps(d.cpu().tolist()))\n")
+    run, runs = _traced_runs("1", code)
+    ops = [what for what, _, _ in runs]
+    mul, sin = ops.index("mul.Tensor"), ops.index("sin")
+    window = next(i for i, what in enumerate(ops) if what.startswith("a fused window of 2 ops"))
+    assert mul < sin < window, ops
+    for producer, consumer in ((mul, sin), (sin, window)):
+        (result,) = runs[producer][2]
+        assert int(result, 16) != 0 and result in runs[consumer][1], (runs[producer], runs[consumer])
+    want = (torch.ones(4) * 2).sin().mul(3).cos().tolist()
+    torch.testing.assert_close(torch.tensor(json.loads(run.stdout.strip().splitlines()[-1])), torch.tensor(want))
+    assert _traced_runs("0", code)[1] == [] and _traced_runs("", code)[1] == []

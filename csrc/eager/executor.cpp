@@ -20,6 +20,7 @@
 #include "device/profiler/program_spans.h"
 #include "device/runtime.h"
 #include "device/storage_slot.h"
+#include "eager/buffer_trace.h"
 #include "eager/cache_validation.h"
 #include "eager/dtype_map.h"
 #include "eager/fused/window.h"
@@ -513,12 +514,14 @@ std::vector<at::Tensor> execute(const Invocation& inv, bool* compiled) {
   }
   pjrt::ExecuteResult result;
   int64_t queued_ns = device::profiler::recording() ? device::profiler::now_ns() : 0;
+  std::vector<const void*> traced = traced_addresses(args);
   try {
     result = plan->exe->execute(args, device::pjrt_device(inv.device_index), non_donatable);
   } catch (const pjrt::Error& e) {
     device::raise_device_failure(e, "running " + inv.op, inv.device_index,
                                  device::bytes_of(plan->fresh_layouts) + device::bytes_of(plan->target_layouts));
   }
+  trace_run(inv.op, traced, result.outputs);
   count_execution();
   auto write_targets = [&] {
     for (size_t t = 0; t < n_tg; ++t)

@@ -280,4 +280,15 @@ std::shared_ptr<const void> Buffer::pinned_memory() {
   return std::shared_ptr<const void>(pin, ptr.device_memory_ptr);
 }
 
+const void* Buffer::device_address() const {
+  const abi::PJRT_Api* c = client_->api()->raw();
+  if (c->struct_size < TPU_PJRT_API_ENTRY_END(PJRT_Buffer_OpaqueDeviceMemoryDataPointer) ||
+      !c->PJRT_Buffer_OpaqueDeviceMemoryDataPointer || is_deleted())
+    return nullptr;
+  auto ptr = abi::make<abi::PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args>();
+  ptr.buffer = buffer_;
+  check(c, c->PJRT_Buffer_OpaqueDeviceMemoryDataPointer(&ptr), "PJRT_Buffer_OpaqueDeviceMemoryDataPointer");
+  return ptr.device_memory_ptr;
+}
+
 }  // namespace torch_tpu::pjrt

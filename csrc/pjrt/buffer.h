@@ -84,6 +84,10 @@ class Buffer : public std::enable_shared_from_this<Buffer> {
   // memory (platform "cpu") make this readable from the host, and only once
   // ready_event() is done; the buffer stays immutable: never write through it.
   std::shared_ptr<const void> pinned_memory();
+  // Where the plugin placed the buffer (an opaque device address), for
+  // diagnostics only (eager/buffer_trace.h): never dereferenced. Null when
+  // the plugin lacks the entry or the buffer was deleted or donated.
+  const void* device_address() const;
 
   // Releases the device memory now; the object stays valid for is_deleted().
   void delete_now();

@@ -11,6 +11,7 @@
 #include "device/device_error.h"
 #include "device/profiler/program_spans.h"
 #include "device/runtime.h"
+#include "eager/buffer_trace.h"
 #include "eager/fused/window_state.h"
 #include "eager/metrics.h"
 #include "eager/program_cache.h"
@@ -139,11 +140,13 @@ void run(Window& w) {
   }
   int64_t queued_ns = device::profiler::recording() ? device::profiler::now_ns() : 0;
   pjrt::ExecuteResult result;
+  std::vector<const void*> traced = traced_addresses(args);
   try {
     result = exe->execute(args, device::pjrt_device(w.device_index), non_donatable);
   } catch (const pjrt::Error& e) {
     device::raise_device_failure(e, "running " + name, w.device_index, 0);
   }
+  trace_run(name, traced, result.outputs);
   count_execution();
   ++n_windows;
   device::track_completion(std::move(result.done), name, w.device_index, queued_ns);
