@@ -12,6 +12,7 @@
 
 #include "device/runtime.h"
 #include "device/storage_slot.h"
+#include "eager/buffer_trace.h"
 #include "eager/dtype_map.h"
 #include "eager/executor.h"
 #include "eager/host_index_checks.h"
@@ -154,7 +155,9 @@ void copy_storage_bytes(StorageSlot& dst, StorageSlot& src, size_t count) {
   }
   std::shared_ptr<pjrt::Buffer>& buffer = src.raw_buffer();
   if (!buffer) buffer = device::zeros_buffer(src.layout, src.device_index);
+  std::vector<const void*> traced = traced_addresses({buffer.get()});
   auto r = exe->execute({buffer.get()}, device::pjrt_device(dst.device_index));
+  trace_run("resize_", traced, r.outputs);
   device::track_completion(std::move(r.done), "resize_", dst.device_index);  // before dst lets its buffer go
   dst.set(r.outputs.at(0), out, "resize_");
 }
