@@ -273,11 +273,7 @@ std::shared_ptr<const void> Buffer::pinned_memory() {
     check_noexcept(c, c->PJRT_Buffer_DecreaseExternalReferenceCount(&dec),
                    "PJRT_Buffer_DecreaseExternalReferenceCount");
   });
-  auto ptr = abi::make<abi::PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args>();
-  ptr.buffer = buffer_;
-  check(c, c->PJRT_Buffer_OpaqueDeviceMemoryDataPointer(&ptr),
-        "PJRT_Buffer_OpaqueDeviceMemoryDataPointer");
-  return std::shared_ptr<const void>(pin, ptr.device_memory_ptr);
+  return std::shared_ptr<const void>(pin, opaque_device_pointer());
 }
 
 const void* Buffer::device_address() const {
@@ -285,6 +281,11 @@ const void* Buffer::device_address() const {
   if (c->struct_size < TPU_PJRT_API_ENTRY_END(PJRT_Buffer_OpaqueDeviceMemoryDataPointer) ||
       !c->PJRT_Buffer_OpaqueDeviceMemoryDataPointer || is_deleted())
     return nullptr;
+  return opaque_device_pointer();
+}
+
+const void* Buffer::opaque_device_pointer() const {
+  const abi::PJRT_Api* c = client_->api()->raw();
   auto ptr = abi::make<abi::PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args>();
   ptr.buffer = buffer_;
   check(c, c->PJRT_Buffer_OpaqueDeviceMemoryDataPointer(&ptr), "PJRT_Buffer_OpaqueDeviceMemoryDataPointer");

@@ -107,6 +107,8 @@ class Buffer : public std::enable_shared_from_this<Buffer> {
 
  private:
   Buffer(std::shared_ptr<Client> client, abi::PJRT_Buffer* buffer);
+  // PJRT_Buffer_OpaqueDeviceMemoryDataPointer, for a plugin that has it.
+  const void* opaque_device_pointer() const;
 
   std::shared_ptr<Client> client_;
   abi::PJRT_Buffer* buffer_;
