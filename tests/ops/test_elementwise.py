@@ -462,7 +462,9 @@ def test_pow_scalar_exponent_shortcuts(dtype, exponent):
     g = torch.Generator().manual_seed(7)
     x = (torch.rand(4000, generator=g, dtype=torch.float64) * 8 + 0.01).to(dtype)
     x[:6] = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), -2.5], dtype=dtype)
-    rtol = 0 if dtype == torch.bfloat16 and exponent in (3, -2, 2) else None
+    # x**2 is x*x on the CPU (not pow, which is off by an ulp on XLA's CPU backend); half takes the plain pow.
+    exact = (dtype == torch.bfloat16 and exponent in (3, -2)) or (exponent == 2 and dtype != torch.float16)
+    rtol = 0 if exact else None
     check(lambda t: torch.pow(t, exponent), x, **({} if rtol is None else dict(atol=0, rtol=0)))
     check(lambda t: torch.pow(t, exponent), x[::3].view(-1, 2))
 
