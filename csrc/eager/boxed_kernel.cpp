@@ -133,7 +133,9 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
         meta_results = run_meta(handle, *stack, first, nargs);
       } catch (const c10::NotImplementedError&) {
         // The output shape depends on values (x[mask], nonzero): no static program.
-        data_dependent = true;
+        // Our own overrides never depend on values: theirs is the CPU's refusal
+        // (a dtype it has no kernel for), raised as it is.
+        data_dependent = find_meta_override(handle.operator_name()) == nullptr;
         throw;
       }
     }

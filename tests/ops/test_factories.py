@@ -1,4 +1,7 @@
 """Device-computed factories (arange, linspace, eye) and *_like / one_hot against the CPU."""
+import re
+import warnings
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -45,6 +48,39 @@ def test_arange(dtype):
     same(lambda d: torch.arange(10, dtype=dtype, device=d))
     same(lambda d: torch.arange(-3, 17, 4, dtype=dtype, device=d))
     same(lambda d: torch.arange(5, -5, -3, dtype=dtype, device=d))
+
+
+@pytest.mark.parametrize("args,dtype", [((0.5, 3.2, 0.7), torch.int32), ((-3, 4, 2), torch.float16),
+                                        ((1.0, 0.0, -0.1), torch.bfloat16), ((2**60, 2**60 + 5), None),
+                                        ((0, 1, 0.1), None), ((7, 7), torch.int64), ((0.25, 1e4, 0.5), None)], ids=str)
+def test_arange_lengths_like_cpu(args, dtype):
+    # The length is the CPU's (its helper, not PyTorch's Python meta kernel),
+    # an int32 result of a fractional step counts its truncated step (zeros) as the CPU does.
+    same(lambda d: torch.arange(*args, dtype=dtype, device=d))
+
+
+@pytest.mark.parametrize("args,dtype", [((0, 5, 0), None), ((0, float("inf")), None), ((5, 0), None),
+                                        ((5,), torch.bool), ((5,), torch.complex64), ((1e30,), torch.float32),
+                                        ((0, 1, 1e-300), None), ((0, 1, 0.5), torch.int64)], ids=str)
+def test_arange_refuses_what_the_cpu_refuses(args, dtype):
+    with pytest.raises(Exception) as cpu:
+        torch.arange(*args, dtype=dtype)
+    with pytest.raises(type(cpu.value), match=re.escape(str(cpu.value).split("\n")[0])):
+        torch.arange(*args, dtype=dtype, device="tpu")
+
+
+def test_arange_out_resizes_like_cpu():
+    for device in ("cpu", "tpu"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            column = torch.arange(5, out=torch.empty(5, 1, device=device))  # as many elements: keeps its shape
+            short = torch.arange(5, out=torch.empty(3, device=device))  # resized, with the CPU's warning
+        assert column.shape == (5, 1) and short.shape == (5,)
+        assert torch.equal(short.cpu(), torch.arange(5.0)) and torch.equal(column.cpu().flatten(), torch.arange(5.0))
+        assert [str(w.message).split(" (Triggered")[0] for w in caught] == [
+            "The number of elements in the out tensor of shape [3] is 3 which does not match the computed number "
+            "of elements 5. Note that this may occur as a result of rounding error. The out tensor will be resized "
+            "to a tensor of shape (5,)."], device
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool], ids=str)

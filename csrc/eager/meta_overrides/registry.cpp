@@ -1,6 +1,7 @@
 #include "eager/meta_overrides/registry.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/util/Exception.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/result_type.h>
@@ -28,7 +29,9 @@ at::Tensor to_meta(const at::Tensor& t) {
 }  // namespace
 
 MetaOverrideRegistrar::MetaOverrideRegistrar(std::initializer_list<std::pair<const char*, MetaOverride>> list) {
-  for (const auto& [name, fn] : list) overrides()[name] = fn;
+  // Two overrides of one op would leave the later-initialized file's in force, silently.
+  for (const auto& [name, fn] : list)
+    TORCH_INTERNAL_ASSERT(overrides().emplace(name, fn).second, "torch_tpu: two meta overrides for ", name);
 }
 
 const MetaOverride* find_meta_override(const c10::OperatorName& op) {

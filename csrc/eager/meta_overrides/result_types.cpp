@@ -57,9 +57,9 @@ std::vector<c10::IValue> prelu_kernel_backward_meta(const torch::jit::Stack& sta
   return r;
 }
 
-// linspace/logspace/arange into an out= with as many elements as the result:
-// the CPU keeps out's shape (it resizes only on another numel); PyTorch's
-// Python meta kernels resize it to 1-d.
+// linspace/logspace into an out= with as many elements as the result (arange
+// has its own override, arange.cpp): the CPU keeps out's shape (it resizes
+// only on another numel); PyTorch's Python meta kernels resize it to 1-d.
 MetaOverride range_into_out(const char* name, const char* overload, size_t out_arg) {
   return [=](const torch::jit::Stack& stack, size_t first) {
     std::vector<c10::IValue> r = default_meta(name, overload, stack, first);
@@ -111,7 +111,6 @@ const MetaOverrideRegistrar registrar{
     {"aten::multilabel_margin_loss_backward", like_self_meta},
     {"aten::linspace.out", range_into_out("aten::linspace", "out", 3)},
     {"aten::logspace.out", range_into_out("aten::logspace", "out", 4)},
-    {"aten::arange.start_out", range_into_out("aten::arange", "start_out", 3)},
     {"aten::addr", addr_meta},
     {"aten::huber_loss", typed_as_arg("aten::huber_loss", 0)},
     {"aten::mish_backward", typed_as_arg("aten::mish_backward", 1)},
