@@ -10,12 +10,14 @@
 #include <torch/library.h>
 
 #include "eager/cache_key_fields.h"
+#include "eager/cache_validation.h"
 #include "eager/call_parser.h"
 #include "eager/dtype_map.h"
 #include "eager/executor.h"
 #include "eager/float8_ops.h"
 #include "eager/meta_overrides/registry.h"
 #include "eager/op_variants.h"
+#include "eager/out_meta_memo.h"
 #include "ops/registry.h"
 
 namespace torch_tpu::eager {
@@ -145,22 +147,48 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
   bool has_out = false;
   for (size_t i : p.write_args) has_out |= schema.arguments()[i].kwarg_only();
   if (has_out) {
-    try {
-      meta();
-    } catch (const c10::NotImplementedError&) {
-      if (!data_dependent) throw;
-      run_cpu_fallback(handle, stack);
-      return;
-    }
     // out= tensors may need resizing before the program's key is known: the
-    // meta kernel resized its copies (returned as the written aliases).
-    const auto& m = meta();
-    size_t k = 0;
-    for (size_t r = 0; r < returns.size() && r < m.size(); ++r) {
-      if (!writes(returns[r])) continue;
-      at::Tensor& real = p.inv.targets.at(k++);
-      const at::Tensor& shaped = m[r].toTensor();
-      if (real.sizes() != shaped.sizes()) real.resize_(shaped.sizes());
+    // sizes the meta kernel gave this very signature before (out_meta_memo.h),
+    // or the meta kernel's (it resized its copies, returned as the written aliases).
+    thread_local std::string memo_key;
+    bool keyed = out_meta_key(p.inv.op, p.inv.static_key, *stack, first, nargs, memo_key);
+    if (const OutSizes* known = keyed ? find_out_meta(memo_key) : nullptr) {
+      if (cache_validation_enabled()) {  // the meta kernel still agrees (TORCH_TPU_VALIDATE_CACHE=1)
+        const auto& m = meta();
+        size_t k = 0;
+        for (size_t r = 0; r < returns.size() && r < m.size(); ++r)
+          if (writes(returns[r]))
+            TORCH_CHECK(m[r].toTensor().sizes() == at::IntArrayRef(known->at(k++)), "torch_tpu: ", p.inv.op,
+                        ": the remembered out= sizes ", at::IntArrayRef(known->at(k - 1)),
+                        " differ from the meta kernel's ", m[r].toTensor().sizes(), " (out_meta_memo key misses a fact)");
+      }
+      for (size_t k = 0; k < known->size(); ++k) {
+        at::Tensor& real = p.inv.targets.at(k);
+        if (real.sizes() != at::IntArrayRef((*known)[k])) real.resize_((*known)[k]);
+      }
+    } else {
+      try {
+        meta();
+      } catch (const c10::NotImplementedError&) {
+        if (!data_dependent) throw;
+        run_cpu_fallback(handle, stack);
+        return;
+      }
+      const auto& m = meta();
+      OutSizes sizes;
+      bool quiet = true;  // no non-empty output resized (that warns, on every call)
+      size_t k = 0;
+      for (size_t r = 0; r < returns.size() && r < m.size(); ++r) {
+        if (!writes(returns[r])) continue;
+        at::Tensor& real = p.inv.targets.at(k++);
+        const at::Tensor& shaped = m[r].toTensor();
+        if (real.sizes() != shaped.sizes()) {
+          quiet = quiet && real.numel() == 0;
+          real.resize_(shaped.sizes());
+        }
+        sizes.push_back(shaped.sizes().vec());
+      }
+      if (keyed && quiet && k == p.inv.targets.size()) remember_out_meta(memo_key, std::move(sizes));
     }
   }
   // The closures capture this frame by reference; the Invocation holds

@@ -16,6 +16,7 @@
 #include "eager/cache_validation.h"
 #include "eager/fused/window.h"
 #include "eager/metrics.h"
+#include "eager/out_meta_memo.h"
 #include "eager/float64_rule.h"
 #include "eager/tpu_type_check.h"
 #include "ops/registry.h"
@@ -83,6 +84,7 @@ py::dict metrics() {
   d["fused_ops"] = fused.ops;
   d["fused_compiles"] = fused.compiles;
   d["cache_validations"] = eager::cache_validations();  // TORCH_TPU_VALIDATE_CACHE=1: hits checked
+  d["out_meta_memo_hits"] = eager::out_meta_memo_hits();  // out= calls that skipped their meta kernel
   return d;
 }
 
