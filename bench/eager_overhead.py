@@ -8,7 +8,11 @@ strict eager mode and in fused mode) and the ratios to the CPU (below 1: tpu
 faster). tpu times include waiting for completion. Then the
 cost of a new shape: three small ops (add, mul, sum) on 16 new shapes, the
 median per program, split into XLA's compile (PJRT_Client_Compile) and the
-rest (meta kernels, program building, execution). Set TORCH_TPU_COMPILE_CACHE=0
+rest (meta kernels, program building, execution). Last, ops whose eager call
+once cost far more than a cached tiny op (a Python meta kernel on every out=
+call and every arange, pow computing every shortcut, topk as a full sort):
+per call on each device, independent calls, one synchronize per sample.
+Set TORCH_TPU_COMPILE_CACHE=0
 to measure compiles rather than loads from the persistent cache; XLA_FLAGS
 applies to the plugin's compiles.
 """
@@ -69,6 +73,42 @@ def main():
     m = torch_tpu.metrics()
     print(f"compiles {m['compiles']}, cache hits {m['cache_hits']}, fallbacks {m['fallbacks']}")
     new_shape_cost()
+    costly_metadata_ops(args.repeats)
+
+
+def per_call_seconds(fn, sync, iters, repeats):
+    """Median seconds per call of `iters` independent calls of fn() and one sync."""
+    fn()
+    sync()
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            fn()
+        sync()
+        samples.append((time.perf_counter() - t0) / iters)
+    return statistics.median(samples)
+
+
+def costly_metadata_ops(repeats, iters=100):
+    print(f"{'op (independent calls)':36s} {'cpu eager':>12s} {'tpu eager':>12s} {'tpu/cpu':>8s}")
+    g = torch.Generator().manual_seed(1)
+    x, y = torch.randn(64, 256, generator=g), torch.randn(64, 256, generator=g)
+    logits = torch.randn(64, 64, generator=g)
+    cases = {
+        "add(x, y, out=o), [64, 256]": lambda t: (lambda o=torch.empty_like(t["x"]): torch.add(t["x"], t["y"], out=o)),
+        "where(x > 0, x, y, out=o)": lambda t: (lambda o=torch.empty_like(t["x"]), c=t["x"] > 0:
+                                                torch.where(c, t["x"], t["y"], out=o)),
+        "arange(16, 80) (cache positions)": lambda t: (lambda d=t["x"].device: torch.arange(16, 80, device=d)),
+        "x.pow(2), [64, 256] (RMSNorm)": lambda t: (lambda: t["x"].pow(2)),
+        "topk(logits, 8), [64, 64] (router)": lambda t: (lambda: torch.topk(t["logits"], 8)),
+    }
+    for name, make in cases.items():
+        on = {}
+        for device, sync in (("cpu", lambda: None), ("tpu", torch.tpu.synchronize)):
+            t = {"x": x.to(device), "y": y.to(device), "logits": logits.to(device)}
+            on[device] = per_call_seconds(make(t), sync, iters, repeats)
+        print(f"{name:36s} {on['cpu'] * 1e6:10.1f}us {on['tpu'] * 1e6:10.1f}us {on['tpu'] / on['cpu']:8.2f}")
 
 
 def new_shape_cost(shapes=16):

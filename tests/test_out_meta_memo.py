@@ -80,3 +80,21 @@ def test_strides_and_dtypes_are_in_the_key():
         assert ot.shape == (6, 4)
         assert_close(ot.cpu(), x.t() * 2)
         assert_close(o16.cpu(), (x * 2).bfloat16())
+
+
+def test_an_override_that_reads_values_is_never_remembered():
+    # linalg_lstsq.out (gelsd) has residuals only when every matrix has full
+    # rank: the same shapes give [2, 2] residuals, then none, then [2, 2].
+    g = torch.Generator().manual_seed(3)
+    full = torch.randn(2, 5, 3, dtype=torch.float64, generator=g)
+    deficient = full.clone()
+    deficient[1, :, 2] = deficient[1, :, 0]  # rank 2 < n = 3
+    b = torch.randn(2, 5, 2, dtype=torch.float64, generator=g)
+    for a in (full, deficient, full):
+        expect = torch.linalg.lstsq(a, b, driver="gelsd")
+        outs = tuple(torch.empty(0, dtype=dt, device="tpu") for dt in (torch.float64, torch.float64, torch.int64,
+                                                                          torch.float64))
+        got = torch.linalg.lstsq(a.to("tpu"), b.to("tpu"), driver="gelsd", out=outs)
+        for e, r in zip(expect, got):
+            assert r.shape == e.shape
+            assert_close(r.cpu(), e)

@@ -151,7 +151,8 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
     // sizes the meta kernel gave this very signature before (out_meta_memo.h),
     // or the meta kernel's (it resized its copies, returned as the written aliases).
     thread_local std::string memo_key;
-    bool keyed = out_meta_key(p.inv.op, p.inv.static_key, *stack, first, nargs, memo_key);
+    bool keyed = !meta_override_reads_values(handle.operator_name()) &&
+                 out_meta_key(p.inv.op, p.inv.static_key, *stack, first, nargs, memo_key);
     if (const OutSizes* known = keyed ? find_out_meta(memo_key) : nullptr) {
       if (cache_validation_enabled()) {  // the meta kernel still agrees (TORCH_TPU_VALIDATE_CACHE=1)
         const auto& m = meta();

@@ -10,7 +10,8 @@
 // dtype). A call with an equal key gets the same sizes and raises nothing the
 // meta kernel would have raised, since that kernel saw equal inputs. Stored only
 // when no written output was resized from a non-empty shape (the resize warns,
-// as the CPU does on every call).
+// as the CPU does on every call). An op whose meta override reads its tensors'
+// values (linalg_lstsq.out's rank) is never remembered.
 #pragma once
 #include <ATen/core/stack.h>
 

@@ -5,8 +5,8 @@
 // gelss residuals of an overdetermined system exist only when every matrix has
 // full rank n, a fact of the values: it is read from the device here (the
 // singular values of A, as the rule computes them), once per call (an out=
-// call runs its meta kernel on every call, and the written tensors' sizes are
-// part of the program's key).
+// call runs its meta kernel on every call, never the out= memo's sizes, and
+// the written tensors' sizes are part of the program's key).
 #include "eager/meta_overrides/registry.h"
 
 #include <ATen/ExpandUtils.h>
@@ -153,7 +153,7 @@ std::vector<c10::IValue> lstsq_out_meta(const torch::jit::Stack& stack, size_t f
   return {meta(solution, sol), meta(residuals, res), meta(rank, rk), meta(singular_values, sv)};
 }
 
-const MetaOverrideRegistrar registrar{{"aten::linalg_lstsq.out", lstsq_out_meta}};
+const MetaOverrideRegistrar registrar({{"aten::linalg_lstsq.out", lstsq_out_meta}}, /*reads_values=*/true);
 
 }  // namespace
 }  // namespace torch_tpu::eager

@@ -8,6 +8,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace torch_tpu::eager {
 namespace {
@@ -15,6 +16,15 @@ namespace {
 std::unordered_map<std::string, MetaOverride>& overrides() {
   static std::unordered_map<std::string, MetaOverride> m;
   return m;
+}
+
+std::unordered_set<std::string>& value_readers() {
+  static std::unordered_set<std::string> s;
+  return s;
+}
+
+std::string qualified(const c10::OperatorName& op) {
+  return op.overload_name.empty() ? op.name : op.name + "." + op.overload_name;
 }
 
 at::Tensor to_meta(const at::Tensor& t) {
@@ -28,17 +38,22 @@ at::Tensor to_meta(const at::Tensor& t) {
 
 }  // namespace
 
-MetaOverrideRegistrar::MetaOverrideRegistrar(std::initializer_list<std::pair<const char*, MetaOverride>> list) {
+MetaOverrideRegistrar::MetaOverrideRegistrar(std::initializer_list<std::pair<const char*, MetaOverride>> list,
+                                             bool reads_values) {
   // Two overrides of one op would leave the later-initialized file's in force, silently.
-  for (const auto& [name, fn] : list)
+  for (const auto& [name, fn] : list) {
     TORCH_INTERNAL_ASSERT(overrides().emplace(name, fn).second, "torch_tpu: two meta overrides for ", name);
+    if (reads_values) value_readers().insert(name);
+  }
 }
 
 const MetaOverride* find_meta_override(const c10::OperatorName& op) {
   auto& m = overrides();
-  auto it = m.find(op.overload_name.empty() ? op.name : op.name + "." + op.overload_name);
+  auto it = m.find(qualified(op));
   return it == m.end() ? nullptr : &it->second;
 }
+
+bool meta_override_reads_values(const c10::OperatorName& op) { return value_readers().count(qualified(op)) > 0; }
 
 std::vector<c10::IValue> default_meta(const char* name, const char* overload, const torch::jit::Stack& stack,
                                       size_t first) {

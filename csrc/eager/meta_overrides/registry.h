@@ -21,10 +21,16 @@ using MetaOverride = std::function<std::vector<c10::IValue>(const torch::jit::St
 
 const MetaOverride* find_meta_override(const c10::OperatorName& op);
 
+// True for an override that reads the values of its tensors (from the device),
+// so that its results are not a function of the call's metadata alone (the
+// out= memo, eager/out_meta_memo.h, then never stands in for it).
+bool meta_override_reads_values(const c10::OperatorName& op);
+
 // Registers overrides by qualified name ("aten::mv", "aten::add.Tensor"); one
 // static instance per file, before any op runs.
 struct MetaOverrideRegistrar {
-  MetaOverrideRegistrar(std::initializer_list<std::pair<const char*, MetaOverride>> overrides);
+  MetaOverrideRegistrar(std::initializer_list<std::pair<const char*, MetaOverride>> overrides,
+                        bool reads_values = false);
 };
 
 // PyTorch's meta kernel of `name`.`overload` on the call's arguments.
