@@ -44,8 +44,8 @@ std::vector<c10::IValue> ctc_loss_backward_tensor_meta(const torch::jit::Stack& 
   return ctc_loss_backward_meta(stack, first);
 }
 
+const MetaOverrideRegistrar value_reader({{"aten::_ctc_loss.Tensor", ctc_loss_tensor_meta}}, /*reads_values=*/true);
 const MetaOverrideRegistrar registrar{
-    {"aten::_ctc_loss.Tensor", ctc_loss_tensor_meta},
     {"aten::_ctc_loss_backward", ctc_loss_backward_meta},
     {"aten::_ctc_loss_backward.Tensor", ctc_loss_backward_tensor_meta},
 };
