@@ -85,6 +85,7 @@ struct OpStatics {
   const OpVariant* variant;
   const ops::LoweringRule* rule;
   bool is_index_tensor;
+  bool meta_reads_values;  // its meta override reads tensor values: never the out= memo's sizes
 };
 
 const OpStatics& statics_of(const c10::FunctionSchema& schema) {
@@ -96,6 +97,7 @@ const OpStatics& statics_of(const c10::FunctionSchema& schema) {
   s.variant = &op_variants().at(s.op);
   s.rule = ops::find_lowering(s.variant->rule);
   s.is_index_tensor = schema.name() == "aten::index" && schema.overload_name() == "Tensor";
+  s.meta_reads_values = meta_override_reads_values(schema.operator_name());
   return known.emplace(&schema, std::move(s)).first->second;
 }
 
@@ -151,23 +153,15 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
     // sizes the meta kernel gave this very signature before (out_meta_memo.h),
     // or the meta kernel's (it resized its copies, returned as the written aliases).
     thread_local std::string memo_key;
-    bool keyed = !meta_override_reads_values(handle.operator_name()) &&
+    bool keyed = !statics.meta_reads_values &&
                  out_meta_key(p.inv.op, p.inv.static_key, *stack, first, nargs, memo_key);
-    if (const OutSizes* known = keyed ? find_out_meta(memo_key) : nullptr) {
-      if (cache_validation_enabled()) {  // the meta kernel still agrees (TORCH_TPU_VALIDATE_CACHE=1)
-        const auto& m = meta();
-        size_t k = 0;
-        for (size_t r = 0; r < returns.size() && r < m.size(); ++r)
-          if (writes(returns[r]))
-            TORCH_CHECK(m[r].toTensor().sizes() == at::IntArrayRef(known->at(k++)), "torch_tpu: ", p.inv.op,
-                        ": the remembered out= sizes ", at::IntArrayRef(known->at(k - 1)),
-                        " differ from the meta kernel's ", m[r].toTensor().sizes(), " (out_meta_memo key misses a fact)");
-      }
+    const OutSizes* known = keyed ? find_out_meta(memo_key) : nullptr;
+    if (known && !cache_validation_enabled()) {
       for (size_t k = 0; k < known->size(); ++k) {
         at::Tensor& real = p.inv.targets.at(k);
         if (real.sizes() != at::IntArrayRef((*known)[k])) real.resize_((*known)[k]);
       }
-    } else {
+    } else {  // a miss, or a hit that TORCH_TPU_VALIDATE_CACHE=1 checks against the meta kernel
       try {
         meta();
       } catch (const c10::NotImplementedError&) {
@@ -189,7 +183,12 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
         }
         sizes.push_back(shaped.sizes().vec());
       }
-      if (keyed && quiet && k == p.inv.targets.size()) remember_out_meta(memo_key, std::move(sizes));
+      if (known) {
+        TORCH_CHECK(sizes == *known, "torch_tpu: ", p.inv.op, ": the remembered out= sizes differ from the meta "
+                    "kernel's (the out_meta_memo key misses a fact)");
+      } else if (keyed && quiet && k == p.inv.targets.size()) {
+        remember_out_meta(memo_key, std::move(sizes));
+      }
     }
   }
   // The closures capture this frame by reference; the Invocation holds
