@@ -1,12 +1,17 @@
 """The persistent compile cache (issue 19 item 1), across processes: a second
 process loads its programs from disk; corrupted, truncated and deleted entries
 are rebuilt with a warning naming them; two writers at once leave a consistent
-folder; TORCH_TPU_COMPILE_CACHE=0 turns it off; the size bound evicts."""
+folder and compile each program once; a process waits for the entry of a
+program another process is compiling (and compiles it itself when none comes
+or the wait runs out); TORCH_TPU_COMPILE_CACHE=0 turns it off; the size bound
+evicts."""
+import fcntl
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import time
 
 TIMEOUT = 300  # seconds per child process; a hang fails the test, not the run
 
@@ -97,12 +102,98 @@ def test_two_writers_at_once(tmp_path):
         for p in procs:
             if p.poll() is None:
                 p.kill()
+    misses = 0
     for p, (out, err) in zip(procs, outs):
         counters, err = _result(subprocess.CompletedProcess(p.args, p.returncode, out, err))
         assert counters["errors"] == 0, err
-    assert not [n for n in os.listdir(tmp_path) if not n.endswith(".xla")]  # no temp files left
+        misses += counters["misses"]
+    # Each program compiled by one of them: the other loaded it, waiting if it
+    # asked while the program was being compiled (compile_claim.h).
+    assert misses == len(entries(tmp_path)), (misses, entries(tmp_path))
+    assert not [n for n in os.listdir(tmp_path) if not n.endswith(".xla")]  # no temp or lock files left
     after, err = run_child(tmp_path, "--compile")
     assert after["misses"] == 0 and after["errors"] == 0 and after["hits"] > 0, (after, err)
+
+
+def _claim_every_entry(cache):
+    """Takes the compile claim of every program in `cache` (as a process
+    compiling them would) and moves the entries aside; returns the held lock
+    files and the moved entries."""
+    locks, moved = [], {}
+    for name in entries(cache):
+        f = open(cache / (name + ".lock"), "w")
+        fcntl.flock(f, fcntl.LOCK_EX)
+        locks.append(f)
+        moved[name] = (cache / name).read_bytes()
+        (cache / name).unlink()
+    return locks, moved
+
+
+def _child_that_says_ready(cache, **extra):
+    # The child announces itself once torch_tpu is imported, before its first program.
+    code = "import torch_tpu; print('ready', flush=True)\n" + CHILD
+    return subprocess.Popen([sys.executable, "-c", code], env=_env(cache, **extra), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _release(locks, cache, restore=None):
+    for name, data in (restore or {}).items():
+        (cache / name).write_bytes(data)
+    for f in locks:
+        os.unlink(f.name)  # as a finished compiler does, before unlocking
+        f.close()
+
+
+def _finish(child, ready_read=False):
+    try:
+        out, err = child.communicate(timeout=TIMEOUT)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    if not ready_read:
+        assert out.startswith("ready\n"), (out, err)
+    return _result(subprocess.CompletedProcess(child.args, child.returncode, out, err))
+
+
+def test_a_program_another_process_is_compiling_is_waited_for(tmp_path):
+    first, _ = run_child(tmp_path)
+    locks, moved = _claim_every_entry(tmp_path)
+    child = _child_that_says_ready(tmp_path)
+    assert child.stdout.readline() == "ready\n"
+    time.sleep(2)  # the child is at its first program by now, waiting for our claim
+    assert child.poll() is None, "finished while another process held its programs' claims"
+    _release(locks, tmp_path, restore=moved)
+    counters, err = _finish(child, ready_read=True)
+    # Every program came from the entries "the other process" wrote: none compiled here.
+    assert counters["waits"] >= 1 and counters["misses"] == 0, (counters, err)
+    assert counters["hits"] == first["misses"] and counters["errors"] == 0, (counters, err)
+
+
+def test_a_waiter_compiles_when_the_other_process_wrote_nothing(tmp_path):
+    first, _ = run_child(tmp_path)
+    locks, _ = _claim_every_entry(tmp_path)
+    child = _child_that_says_ready(tmp_path)
+    assert child.stdout.readline() == "ready\n"
+    time.sleep(2)
+    _release(locks, tmp_path)  # a failed compile: no entry
+    counters, err = _finish(child, ready_read=True)
+    assert counters["waits"] >= 1 and counters["misses"] == first["misses"] and counters["hits"] == 0, (counters, err)
+    assert "compile cache" not in err, err
+
+
+def test_the_wait_for_another_process_is_bounded(tmp_path):
+    first, _ = run_child(tmp_path)
+    locks, _ = _claim_every_entry(tmp_path)
+    try:
+        # Claims held until the child is done: it gives up waiting on each and compiles.
+        child = _child_that_says_ready(tmp_path, TORCH_TPU_COMPILE_WAIT_S="0.2")
+        counters, err = _finish(child)
+    finally:
+        _release(locks, tmp_path)
+    assert counters["misses"] == first["misses"] and counters["hits"] == 0, (counters, err)
+    warnings = [line for line in err.splitlines() if "another process has been compiling" in line]
+    assert len(warnings) == first["misses"], err
+    assert all(".xla.lock" in w for w in warnings), warnings
 
 
 def test_zero_turns_it_off(tmp_path):

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 
+#include "compile_cache/compile_claim.h"
 #include "compile_cache/folder.h"
 #include "compile_cache/program_dump.h"
 #include "pjrt/api.h"
@@ -111,22 +112,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
       .count();
 }
 
-}  // namespace
-
-std::shared_ptr<pjrt::Executable> compile(
-    const std::shared_ptr<pjrt::Client>& client, const std::string& program,
-    const pjrt::CompileSettings& settings) {
-  dump_program(program);
-  State& s = state();
-  if (!s.on || !client) return pjrt::Executable::compile(client, program, settings);
+// The folder's entry for `key` as a loaded executable, or null (no entry, a
+// bad one, which is deleted with a warning, or one the plugin refused).
+std::shared_ptr<pjrt::Executable> load_entry(
+    State& s, const Digest& key, const std::shared_ptr<pjrt::Client>& client,
+    const pjrt::CompileSettings& settings,
+    std::chrono::steady_clock::time_point t0) {
   Folder& folder = *s.folder;
-  const auto t0 = std::chrono::steady_clock::now();
-  const Digest key = Sha256()
-                         .field(kKeyScheme)
-                         .field(identity(s, *client))
-                         .field(pjrt::serialize_compile_options(settings))
-                         .field(program)
-                         .finish();
   std::string payload, problem;
   switch (folder.load(key, &payload, &problem)) {
     case Folder::Load::kHit:
@@ -151,6 +143,38 @@ std::shared_ptr<pjrt::Executable> compile(
     case Folder::Load::kMiss:
       break;
   }
+  return nullptr;
+}
+
+}  // namespace
+
+std::shared_ptr<pjrt::Executable> compile(
+    const std::shared_ptr<pjrt::Client>& client, const std::string& program,
+    const pjrt::CompileSettings& settings) {
+  dump_program(program);
+  State& s = state();
+  if (!s.on || !client) return pjrt::Executable::compile(client, program, settings);
+  Folder& folder = *s.folder;
+  const auto t0 = std::chrono::steady_clock::now();
+  const Digest key = Sha256()
+                         .field(kKeyScheme)
+                         .field(identity(s, *client))
+                         .field(pjrt::serialize_compile_options(settings))
+                         .field(program)
+                         .finish();
+  if (auto exe = load_entry(s, key, client, settings, t0)) return exe;
+  if (!s.on) return pjrt::Executable::compile(client, program, settings);
+  // Missed: compile, unless another process is compiling this very program
+  // (ranks of one job miss the same programs together); then its entry.
+  CompileClaim claim(folder.lock_path_of(key));
+  if (claim.waited()) {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.stats.waits += 1;
+  }
+  // Looked up again even without a wait: a holder may have finished between
+  // our miss and our claim. (The wait is not load time.)
+  const auto t1 = std::chrono::steady_clock::now();
+  if (auto exe = load_entry(s, key, client, settings, t1)) return exe;
 
   auto exe = pjrt::Executable::compile(client, program, settings);
   { std::lock_guard<std::mutex> lock(s.mu); s.stats.misses += 1; }

@@ -14,7 +14,8 @@
 // attributes, file path, size and mtime), XLA_FLAGS and the devices' kind and count: an
 // entry is never loaded by a different plugin build. Any trouble (bad entry,
 // full disk, a plugin that cannot serialize) costs a compile and one warning
-// line on stderr, never a wrong program or a crash.
+// line on stderr, never a wrong program or a crash. Processes that miss the
+// same program at once compile it once (compile_claim.h).
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,8 @@ std::shared_ptr<pjrt::Executable> compile(
 struct Stats {
   int64_t hits = 0;      // programs loaded from the folder
   int64_t misses = 0;    // programs compiled (and then written)
+  int64_t waits = 0;     // misses that waited for another process compiling
+                         // the same program (compile_claim.h)
   int64_t writes = 0;    // entries written
   int64_t errors = 0;    // bad entries, failed writes or loads
   int64_t evictions = 0;

@@ -21,6 +21,7 @@ namespace {
 
 constexpr char kSuffix[] = ".xla";
 constexpr char kTempSuffix[] = ".tmp";
+constexpr char kLockSuffix[] = ".lock";
 constexpr time_t kStaleTempSeconds = 3600;
 
 std::string errno_text(const std::string& what) {
@@ -86,6 +87,10 @@ Folder::Folder(std::string dir, uint64_t max_bytes)
 
 std::string Folder::path_of(const Digest& key) const {
   return dir_ + "/" + hex(key) + kSuffix;
+}
+
+std::string Folder::lock_path_of(const Digest& key) const {
+  return path_of(key) + kLockSuffix;
 }
 
 std::string Folder::open() {
@@ -158,13 +163,15 @@ int64_t Folder::evict() {
     while (struct dirent* e = ::readdir(d)) {
       const std::string name = e->d_name;
       const bool entry = ends_with(name, kSuffix) && name[0] != '.';
-      const bool temp = name[0] == '.' && ends_with(name, kTempSuffix);
+      // A lock file outlives a claim only when its holder died; it is empty.
+      const bool temp = (name[0] == '.' && ends_with(name, kTempSuffix)) ||
+                        ends_with(name, kLockSuffix);
       if (!entry && !temp) continue;
       const std::string path = dir_ + "/" + name;
       struct stat st;
       if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
       if (temp) {
-        // A writer that died mid-write; a live one finishes within seconds.
+        // A writer or compiler that died; a live one finishes well within this.
         if (now - st.st_mtime > kStaleTempSeconds) ::unlink(path.c_str());
         continue;
       }

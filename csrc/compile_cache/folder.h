@@ -21,6 +21,8 @@ class Folder {
 
   const std::string& dir() const { return dir_; }
   std::string path_of(const Digest& key) const;
+  // The entry's compile claim (compile_claim.h): `<entry>.lock`.
+  std::string lock_path_of(const Digest& key) const;
 
   // Creates the folder; returns "" or why it cannot be used.
   std::string open();
@@ -37,7 +39,8 @@ class Folder {
   void remove(const Digest& key);
 
   // Removes least recently used entries until the folder is under 90% of its
-  // bound, and temp files left by writers that died. Returns entries removed.
+  // bound, and temp and lock files left by processes that died. Returns
+  // entries removed.
   int64_t evict();
   int64_t evicted() const { return evicted_; }
 

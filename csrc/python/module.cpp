@@ -75,6 +75,7 @@ py::dict metrics() {
   compile_cache::Stats disk = compile_cache::stats();  // the persistent cache behind memory misses
   d["disk_cache_hits"] = disk.hits;
   d["disk_cache_misses"] = disk.misses;
+  d["disk_cache_waits"] = disk.waits;
   d["disk_cache_writes"] = disk.writes;
   d["disk_cache_errors"] = disk.errors;
   d["disk_cache_evictions"] = disk.evictions;
