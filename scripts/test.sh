@@ -57,12 +57,16 @@ finish_jobs() {  # waits for every job, prints each one's output, fails if any f
   done
   names=()
 }
-# Longest first, so the two lanes end together.
+# Longest first, so the two lanes end together (the fused slice aside, below).
 job "models (tests/hf, tests/diffusers, tests/hf_kernels, tests/compile)" \
   python -m pytest -q --durations=10 tests/hf tests/diffusers tests/hf_kernels tests/compile "$@"
 job "the rest (tests/*.py, tests/fuzz, tests/reliability)" \
   python -m pytest -q --durations=10 tests --ignore=tests/ops --ignore=tests/distributed --ignore=tests/hf \
   --ignore=tests/diffusers --ignore=tests/hf_kernels --ignore=tests/compile "$@"
+mapfile -t op_files < <(ls tests/ops/test_*.py)
+for ((i = 0; i < ${#op_files[@]}; i += 7)); do
+  job "op families ${op_files[i]##*/} ..." python -m pytest -q "${op_files[@]:i:7}" "$@"
+done
 # Fused eager mode changes how ops run (windows of ops as one program), so a
 # slice of the op-family and model tests runs again under it; every result is
 # still compared with the CPU. The model slice is the main job's test (a tiny
@@ -70,13 +74,11 @@ job "the rest (tests/*.py, tests/fuzz, tests/reliability)" \
 # holds fused decoding and training against strict mode. The whole of
 # tests/hf passes under fused mode too (test_causal_lm.py alone takes ~4 min in it):
 #   TORCH_TPU_EAGER_MODE=fused python -m pytest -q tests/hf -k "not does_not_recompile"
+# It runs last: a window of one op is that op's strict program (eager/fused/window_state.h),
+# which the op-family jobs above have compiled into the shared compile cache.
 job "fused eager mode slice" env TORCH_TPU_EAGER_MODE=fused python -m pytest -q tests/ops/test_elementwise.py \
   tests/ops/test_shape.py tests/ops/test_indexing.py tests/ops/test_reduction.py tests/ops/test_matmul.py \
   tests/ops/test_softmax.py tests/ops/test_attention.py tests/ops/test_ragged_dot.py tests/hf/test_main_job.py "$@"
-mapfile -t op_files < <(ls tests/ops/test_*.py)
-for ((i = 0; i < ${#op_files[@]}; i += 7)); do
-  job "op families ${op_files[i]##*/} ..." python -m pytest -q "${op_files[@]:i:7}" "$@"
-done
 finish_jobs
 echo "== pytest lanes done at ${SECONDS} s; tests/distributed (alone)"
 python -m pytest -q --durations=10 tests/distributed "$@" || status=1

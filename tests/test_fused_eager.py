@@ -150,6 +150,40 @@ def test_a_window_of_many_runtime_operands_packs_them_by_dtype():
         assert_close(got[0::2], cpu_part)
 
 
+def _disk():
+    m = torch_tpu.metrics()
+    return m["disk_cache_hits"], m["disk_cache_misses"]
+
+
+def test_a_window_of_one_op_is_the_strict_program():
+    """A window flushed after one functional op is that op's own program, the
+    text strict mode compiles: the persistent cache (on in tests) hands it over
+    instead of XLA compiling a second program. Two ops, or an in-place op,
+    make a program of their own."""
+    assert torch_tpu._C._compile_cache_dir(), "tests run with a compile cache folder"
+    x = torch.randn(5, 13)
+    xt = x.to("tpu")
+    with torch.tpu.set_eager_mode(STRICT):
+        strict = torch.addcmul(xt, xt, xt, value=0.75).cpu()
+        strict_chain = (xt * 1.25).exp().cpu()
+    y = xt.clone()
+    hits, misses = _disk()
+    before = counts()
+    with torch.tpu.set_eager_mode(FUSED):
+        one = torch.addcmul(xt, xt, xt, value=0.75).cpu()
+    assert delta(before)["fused_compiles"] == 1 and _disk() == (hits + 1, misses), (delta(before), _disk())
+    assert torch.equal(one, strict)
+    assert_close(one, torch.addcmul(x, x, x, value=0.75))
+
+    with torch.tpu.set_eager_mode(FUSED):
+        chain = (xt * 1.25).exp().cpu()  # two ops in one window
+        y.mul_(2.0)  # alone in its window, but in place: its buffer is donated
+        in_place = y.cpu()
+    assert _disk()[1] == misses + 2, _disk()
+    assert torch.equal(chain, strict_chain)
+    assert torch.equal(in_place, x * 2.0)
+
+
 def test_random_ops_follow_the_same_generator_sequence_as_strict():
     def draw():
         torch.manual_seed(123)

@@ -70,7 +70,47 @@ std::string window_key(const Window& w) {
   return key;
 }
 
+namespace {
+
+// Whether the window's program would be its one op's program wrapped in a
+// call: the op's parameters (its bases in order, then its operands) and its
+// results (targets, fresh outputs, checks) are the window's own, in the same
+// order, and nothing is donated. A window flushed right after one op (a host
+// read of its result) is usually that.
+bool is_one_ops_own_program(const Window& w) {
+  if (w.ops.size() != 1 || operand_layout(w).packed) return false;
+  const RecordedOp& r = w.ops[0];
+  const OpPlan& plan = *r.plan;
+  for (bool aliased : plan.base_aliased)
+    if (aliased) return false;
+  std::vector<int> params, results;
+  std::vector<int> out = w.outputs();
+  for (size_t s = 0; s < w.storages.size(); ++s) {
+    const WindowStorage& st = w.storages[s];
+    if (st.read_before_written && st.written) return false;  // would be donated
+    if (st.read_before_written) params.push_back(static_cast<int>(s));
+    if (out[s] >= 0) results.push_back(static_cast<int>(s));
+  }
+  if (params != r.bases) return false;
+  std::vector<int> op_results(r.targets.begin(), r.targets.end());
+  op_results.resize(r.targets.size() + r.fresh.size(), -1);
+  size_t n = r.targets.size();
+  for (size_t k = 0; k < r.fresh.size(); ++k) {
+    if (plan.fresh_output[k] < 0) continue;
+    if (r.fresh[k] < 0 || plan.fresh_output[k] >= static_cast<int>(op_results.size())) return false;
+    op_results[plan.fresh_output[k]] = r.fresh[k];
+    ++n;
+  }
+  op_results.resize(n);
+  return results == op_results;
+}
+
+}  // namespace
+
 std::string window_program(const Window& w) {
+  // The op's own program, as strict mode compiles it: the two modes (and
+  // processes, through the persistent cache) share one compiled program.
+  if (is_one_ops_own_program(w)) return w.ops[0].plan->text;
   hlo::Builder b;
   std::vector<int> out = w.outputs();
   std::vector<hlo::Value> value(w.storages.size());

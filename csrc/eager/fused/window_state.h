@@ -57,6 +57,8 @@ std::string window_key(const Window& w);
 // The window's program: storages read before written, then every op's
 // operands, as parameters; the live written storages, then every op's
 // runtime checks, as results (a live storage read and written is donated).
+// A window of one op with the op's own parameters and results is the op's
+// program itself, the text strict mode compiles.
 std::string window_program(const Window& w);
 
 }  // namespace torch_tpu::eager::fused
