@@ -16,6 +16,7 @@
 #include "eager/executor.h"
 #include "eager/float8_ops.h"
 #include "eager/meta_overrides/registry.h"
+#include "eager/native_meta.h"
 #include "eager/op_variants.h"
 #include "eager/out_meta_memo.h"
 #include "ops/registry.h"
@@ -72,7 +73,11 @@ std::vector<c10::IValue> run_meta(const c10::OperatorHandle& handle, const torch
       meta.push_back(v);
     }
   }
-  handle.callBoxed(meta);
+  if (const c10::KernelFunction* native = find_native_meta(handle.operator_name())) {
+    native->callBoxed(handle, c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
+  } else {
+    handle.callBoxed(meta);
+  }
   return meta;
 }
 

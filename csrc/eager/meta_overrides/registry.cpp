@@ -1,4 +1,5 @@
 #include "eager/meta_overrides/registry.h"
+#include "eager/native_meta.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/util/Exception.h>
@@ -64,7 +65,11 @@ std::vector<c10::IValue> default_meta(const char* name, const char* overload, co
     const c10::IValue& v = stack[first + i];
     meta.push_back(v.isTensor() ? c10::IValue(to_meta(v.toTensor())) : v);
   }
-  handle.callBoxed(meta);
+  if (const c10::KernelFunction* native = find_native_meta(handle.operator_name())) {
+    native->callBoxed(handle, c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
+  } else {
+    handle.callBoxed(meta);
+  }
   return meta;
 }
 
