@@ -14,6 +14,9 @@
 
 namespace torch_tpu::compile_cache {
 
+namespace {
+
+// Seconds a waiter waits for another process's compile (TORCH_TPU_COMPILE_WAIT_S).
 double compile_wait_limit_seconds() {
   static const double limit = [] {
     constexpr double kDefault = 300;
@@ -29,6 +32,8 @@ double compile_wait_limit_seconds() {
   }();
   return limit;
 }
+
+}  // namespace
 
 CompileClaim::CompileClaim(const std::string& lock_path) : path_(lock_path) {
   using Clock = std::chrono::steady_clock;

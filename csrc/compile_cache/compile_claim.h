@@ -31,9 +31,6 @@ class CompileClaim {
   // Another process held the claim when this one asked: it may have written
   // the entry meanwhile, so look again before compiling.
   bool waited() const { return waited_; }
-  // The wait ran out (or the lock file could not be used): this process
-  // compiles without holding the claim.
-  bool held() const { return fd_ >= 0 && locked_; }
 
  private:
   std::string path_;
@@ -41,8 +38,5 @@ class CompileClaim {
   bool locked_ = false;
   bool waited_ = false;
 };
-
-// Seconds a waiter waits for another process's compile (TORCH_TPU_COMPILE_WAIT_S).
-double compile_wait_limit_seconds();
 
 }  // namespace torch_tpu::compile_cache

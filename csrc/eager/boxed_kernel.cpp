@@ -73,11 +73,7 @@ std::vector<c10::IValue> run_meta(const c10::OperatorHandle& handle, const torch
       meta.push_back(v);
     }
   }
-  if (const c10::KernelFunction* native = find_native_meta(handle.operator_name())) {
-    native->callBoxed(handle, c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
-  } else {
-    handle.callBoxed(meta);
-  }
+  call_meta_kernel(handle, meta);
   return meta;
 }
 

@@ -1,5 +1,7 @@
 #include "eager/native_meta.h"
 
+#include <ATen/core/boxing/KernelFunction.h>
+
 #include <ATen/ops/add_meta_dispatch.h>
 #include <ATen/ops/addcdiv_meta_dispatch.h>
 #include <ATen/ops/addcmul_meta_dispatch.h>
@@ -216,12 +218,21 @@ const std::unordered_map<std::string, c10::KernelFunction>& table() {
   return *t;
 }
 
-}  // namespace
-
+// The op's C++ meta function as a boxed kernel, or null.
 const c10::KernelFunction* find_native_meta(const c10::OperatorName& op) {
   const auto& t = table();
   auto it = t.find(op.overload_name.empty() ? op.name : op.name + "." + op.overload_name);
   return it == t.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+void call_meta_kernel(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
+  if (const c10::KernelFunction* native = find_native_meta(op.operator_name())) {
+    native->callBoxed(op, c10::DispatchKeySet(c10::DispatchKey::Meta), &stack);
+  } else {
+    op.callBoxed(stack);
+  }
 }
 
 }  // namespace torch_tpu::eager

@@ -6,13 +6,15 @@
 // memo lacks, and on every cache hit under TORCH_TPU_VALIDATE_CACHE=1, which
 // checks each hit against the program its call would build.
 #pragma once
-#include <ATen/core/boxing/KernelFunction.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/operator_name.h>
+#include <ATen/core/stack.h>
 
 namespace torch_tpu::eager {
 
-// The op's C++ meta function as a boxed kernel (called with meta tensors and
-// the call's other arguments), or null: run PyTorch's registered meta kernel.
-const c10::KernelFunction* find_native_meta(const c10::OperatorName& op);
+// Runs `op`'s meta kernel on `stack` (meta tensors and the call's other
+// arguments), leaving its results there: the op's C++ meta function where the
+// table has it, else the meta kernel PyTorch registered.
+void call_meta_kernel(const c10::OperatorHandle& op, torch::jit::Stack& stack);
 
 }  // namespace torch_tpu::eager

@@ -65,11 +65,7 @@ std::vector<c10::IValue> default_meta(const char* name, const char* overload, co
     const c10::IValue& v = stack[first + i];
     meta.push_back(v.isTensor() ? c10::IValue(to_meta(v.toTensor())) : v);
   }
-  if (const c10::KernelFunction* native = find_native_meta(handle.operator_name())) {
-    native->callBoxed(handle, c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
-  } else {
-    handle.callBoxed(meta);
-  }
+  call_meta_kernel(handle, meta);
   return meta;
 }
 
