@@ -118,3 +118,31 @@ def test_buffer_trace_shows_each_run_and_its_dataflow():
     want = (torch.ones(4) * 2).sin().mul(3).cos().tolist()
     torch.testing.assert_close(torch.tensor(json.loads(run.stdout.strip().splitlines()[-1])), torch.tensor(want))
     assert _traced_runs("0", code)[1] == [] and _traced_runs("", code)[1] == []
+
+
+def test_a_whole_storage_update_is_written_in_place():
+    # An op that overwrites all of a storage it also reads (a static cache's
+    # index_copy_, eager or in a compiled graph) gets that storage's buffer
+    # donated as its result: XLA updates it in place instead of first copying
+    # the whole storage into a fresh buffer. A clone keeps its own values.
+    code = ("import json, torch\n"
+            "def run(device):\n"
+            "    cache = torch.zeros(4, 2, 6, 8, device=device)\n"
+            "    new = torch.arange(64, dtype=torch.float32).reshape(4, 2, 1, 8).to(device)\n"
+            "    cache.index_copy_(2, torch.tensor([3], device=device), new)\n"
+            "    twin = cache.clone()\n"
+            "    twin.index_copy_(2, torch.tensor([1], device=device), new * 2)\n"
+            "    f = lambda c, n, p: c.index_copy_(2, p, n)\n"
+            "    if device == 'tpu':\n"
+            "        f = torch.compile(f, backend='tpu')\n"
+            "    f(cache, new * 3, torch.tensor([5], device=device))\n"
+            "    return [cache.cpu().tolist(), twin.cpu().tolist()]\n"
+            "print(json.dumps([run('tpu'), run('cpu')]))\n")
+    run, runs = _traced_runs("1", code)
+    got, want = json.loads(run.stdout.strip().splitlines()[-1])
+    for g, w in zip(got, want):
+        torch.testing.assert_close(torch.tensor(g), torch.tensor(w), rtol=0, atol=0)
+    updates = [(args, results) for what, args, results in runs if what in ("index_copy_", "graph")]
+    assert len(updates) == 3, runs
+    for args, results in updates:
+        assert results[0] in args, (args, results)  # the written storage's own buffer

@@ -158,6 +158,16 @@ Draft draft_plan(const Invocation& inv, const std::vector<TensorFacts>& facts,
       plan->base_groups.push_back(facts[i].group);
     }
   }
+  // A target that overwrites its whole storage, which the op also reads (a
+  // static cache's index_copy_, an in-place update), gets that parameter as
+  // its output buffer: a donated base is updated in place, where a fresh
+  // result would cost XLA a copy of the whole storage first.
+  for (size_t t = 0; t < n_tg; ++t) {
+    const TensorFacts& f = facts[n_in + t];
+    if (f.rebase && group_param[f.group] >= 0 && group_alias[f.group] < 0 &&
+        groups[f.group]->layout == hlo::TensorType(f.view.dtype, f.view.sizes))
+      group_alias[f.group] = static_cast<int>(t);
+  }
   hlo::Builder b;
   std::vector<hlo::Value> bases;
   for (int g : plan->base_groups) {
