@@ -608,6 +608,9 @@ def _cpu_reads_past_end(name, where, key, spec, sample):
 
 def opinfo_cases(skip_names=()):
     from torch.testing._internal.common_methods_invocations import op_db
+
+    from torch_tpu.conformance import sample_tracking
+    sample_tracking.install()   # sample generation without inspect.stack() per call (~25 s here)
     cases, names = [], []
     for op in op_db:
         name = op.full_name if hasattr(op, "full_name") else op.name

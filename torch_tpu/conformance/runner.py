@@ -66,6 +66,9 @@ CPU_ARG_OPS = frozenset({"tensor_split"})
 def load_op_db():
     """{full name: OpInfo} for PyTorch's op database (importing it takes seconds)."""
     from torch.testing._internal.common_methods_invocations import op_db
+
+    from . import sample_tracking
+    sample_tracking.install()   # sample generation without inspect.stack() per call
     return {op.full_name: op for op in op_db}
 
 
