@@ -1,7 +1,7 @@
 // torch_tpu._C graph API for the torch.compile backend (torch_tpu/_dynamo):
 // the Python side describes an AOTAutograd graph with plain tuples (see
 // torch_tpu/_dynamo/describe.py); this turns them into a GraphProgram.
-#include <torch/extension.h>
+#include <torch/csrc/utils/pybind.h>
 
 #include "eager/dtype_map.h"
 #include "graph/graph_program.h"

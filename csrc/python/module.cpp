@@ -1,6 +1,6 @@
 // torch_tpu._C: the Python face of the runtime, executor and metrics.
 #include <torch/csrc/Generator.h>
-#include <torch/extension.h>
+#include <torch/csrc/utils/pybind.h>
 
 #include <fstream>
 #include <sstream>
