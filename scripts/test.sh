@@ -26,7 +26,7 @@ export TORCH_TPU_CHECK_TPU_TYPES=1
 # keeps ~1.5 of this machine's 2 cores busy (Python dispatch is serial, XLA
 # compiles and runs on threads), so a second one fills the gaps; each process's
 # output is printed whole when it ends, in the order the jobs were listed. The
-# op-family files go in groups of up to 7 per process (the linear-algebra ones in one): a crash in one group cannot
+# op-family files go in groups of 7 per process: a crash in one group cannot
 # hide the others, and 8 processes start in ~30 s where one per file (52) took
 # ~3 min. (A single process over everything once died late in the run: cached
 # XLA executables exhausted the process's memory maps; program caches are
@@ -57,19 +57,13 @@ finish_jobs() {  # waits for every job, prints each one's output, fails if any f
   done
   names=()
 }
-# Longest first, so the two lanes end together (the fused slice aside, below):
-# the rest (~625 s in CI), the linear-algebra files (~400 s, their own group),
-# the models (~340 s), then the other op-family files in groups of ~170-230 s.
-# (dad0bf5's CI ran models first and linalg in the middle: the lanes ended
-# 1383 s after setup; this order packs the same jobs into ~1350 s.)
+# Longest first, so the two lanes end together (the fused slice aside, below).
+job "models (tests/hf, tests/diffusers, tests/hf_kernels, tests/compile)" \
+  python -m pytest -q --durations=10 tests/hf tests/diffusers tests/hf_kernels tests/compile "$@"
 job "the rest (tests/*.py, tests/fuzz, tests/reliability)" \
   python -m pytest -q --durations=10 tests --ignore=tests/ops --ignore=tests/distributed --ignore=tests/hf \
   --ignore=tests/diffusers --ignore=tests/hf_kernels --ignore=tests/compile "$@"
-mapfile -t linalg_files < <(ls tests/ops/test_linalg*.py)
-job "op families: linear algebra (${#linalg_files[@]} files)" python -m pytest -q "${linalg_files[@]}" "$@"
-job "models (tests/hf, tests/diffusers, tests/hf_kernels, tests/compile)" \
-  python -m pytest -q --durations=10 tests/hf tests/diffusers tests/hf_kernels tests/compile "$@"
-mapfile -t op_files < <(ls tests/ops/test_*.py | grep -v '/test_linalg')
+mapfile -t op_files < <(ls tests/ops/test_*.py)
 for ((i = 0; i < ${#op_files[@]}; i += 7)); do
   job "op families ${op_files[i]##*/} ..." python -m pytest -q "${op_files[@]:i:7}" "$@"
 done
