@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "device/device_error.h"
+#include "device/host_kernel_setup.h"
 #include "device/plugin_workarounds.h"
 #include "device/profiler/program_spans.h"
 #include "device/storage_slot.h"
@@ -111,6 +112,7 @@ std::unique_ptr<Runtime> start_runtime() {
     options.cpu_device_count = 1;
   }
   rt->client = pjrt::Client::create(rt->api, options);
+  register_host_kernels(*rt->api, rt->client->platform_name());
   rt->devices = rt->client->addressable_devices();
   if (rt->devices.empty()) throw std::runtime_error("the PJRT plugin " + rt->plugin_path + " reports no devices");
   return rt;

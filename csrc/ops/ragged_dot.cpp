@@ -38,6 +38,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "host_kernels/registry.h"
 #include "ops/lowering_helpers.h"
 #include "ops/registry.h"
 #include "ops/runtime_check.h"
@@ -152,6 +153,23 @@ Value ragged_dot_by_rows(Builder& b, const OpCall& c, const Value& x, const Valu
   return loop[2];
 }
 
+// The row form's work as one call of the host kernel (csrc/host_kernels/
+// ragged_dot_rows.cpp) where the plugin registered it: float32, [N, K]
+// blocks. Row-major layouts are pinned on every operand, as the kernel reads
+// them. The negative-size check stays in the program.
+bool host_kernel_takes(const Value& x, bool transpose_rhs, int64_t m, int64_t groups) {
+  return transpose_rhs && m <= kRowFormMaxRowsPerGroup * groups && x.type.dtype == DType::F32 &&
+         host_kernels::registered(host_kernels::kRaggedDotRowsF32);
+}
+
+Value ragged_dot_host_kernel(Builder& b, const Value& x, const Value& w, const Value& sizes, const TensorType& out) {
+  std::string attr = std::string("call_target_name = \"") + host_kernels::kRaggedDotRowsF32 +
+                     "\", api_version = 4 : i32, backend_config = {}, operand_layouts = [dense<[1, 0]> : "
+                     "tensor<2xindex>, dense<[2, 1, 0]> : tensor<3xindex>, dense<0> : tensor<1xindex>], "
+                     "result_layouts = [dense<[1, 0]> : tensor<2xindex>]";
+  return b.emit1("custom_call", {x, w, sizes}, attr, out);
+}
+
 void check_float(const OpCall& c, const TensorType& t, const char* what) {
   if (!hlo::is_float(t.dtype) || hlo::is_float8(t.dtype))
     throw std::invalid_argument(c.op + ": " + what + " must be a float16/bfloat16/float32/float64 tensor, got " +
@@ -184,6 +202,7 @@ Values ragged_dot_rule(Builder& b, const OpCall& c, const Values& v) {
   if (k == 0 || groups == 0) return {b.splat_float(out, 0)};
   DType acc = compute_type(out.dtype);
   bool exact = acc != x.type.dtype;
+  if (host_kernel_takes(x, tr, m, groups)) return {ragged_dot_host_kernel(b, x, w, sizes, out)};
   auto [lo, hi] = group_rows(b, sizes, m);
   if (tr && m <= kRowFormMaxRowsPerGroup * groups) return {ragged_dot_by_rows(b, c, x, w, hi, exact)};
   int64_t t = tile_rows(m, groups);

@@ -9,6 +9,7 @@
 #include "compile_cache/program_dump.h"
 #include "device/allocator.h"
 #include "device/generator.h"
+#include "device/host_kernel_setup.h"
 #include "device/runtime.h"
 #include "device/storage_slot.h"
 #include "eager/boxed_kernel.h"
@@ -165,6 +166,11 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_tpu_platform_standin", &eager::set_tpu_platform_standin);
   m.def("_tpu_platform_standin", &eager::tpu_platform_standin);
   m.def("_tpu_type_check", &eager::tpu_type_check_enabled);
+  // "on" or "off (why)": whether ops may call the host kernels (csrc/host_kernels).
+  m.def("_host_kernels_state", []() {
+    device::runtime();  // they are registered when the runtime starts
+    return device::host_kernels_state();
+  });
   m.def("_default_generator", [](int i) {
     return py::reinterpret_steal<py::object>(
         THPGenerator_initDefaultGenerator(device::default_generator(static_cast<c10::DeviceIndex>(i))));

@@ -5,7 +5,10 @@ in float32 as the tpu rule does; assert_close's default tolerances for each
 dtype), empty groups, sum(group_sizes) < M;
 jax.lax.ragged_dot's semantics where JAX is installed; bad input."""
 import math
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -262,15 +265,108 @@ def test_work_is_tiles_not_the_dense_expansion(programs):
 
 
 def test_few_rows_per_group_take_one_row_at_a_time(programs):
-    # [E, out, in] weights with 8 rows per group (decoding): a loop over the
-    # rows, each a vector times its group's [N, K] block, read in place (no
-    # transpose of a block, no dot of more than one row's work).
+    # [E, out, in] weights with 8 rows per group (decoding) in bfloat16 (the
+    # host kernel below is float32 only): a loop over the rows, each a vector
+    # times its group's block, read in place (no transpose of a block, no dot
+    # of more than one row's work).
     m, k, n, g = 512, 32, 24, 64
-    x, w = torch.randn(m, k).to("tpu"), torch.randn(g, n, k).to("tpu")
+    x, w = torch.randn(m, k).bfloat16(), torch.randn(g, n, k).bfloat16()
     gs = torch.full((g,), m // g, dtype=torch.int32).to("tpu")
     with torch.tpu.set_eager_mode("strict"):
-        y = torch.tpu.ops.ragged_dot(x, w.transpose(1, 2), gs)
-    assert_close(y.cpu(), loop_reference(x.cpu(), w.cpu().transpose(1, 2), [m // g] * g))
+        y = torch.tpu.ops.ragged_dot(x.to("tpu"), w.to("tpu").transpose(1, 2), gs)
+    assert_close(y.cpu(), loop_reference(x, w.transpose(1, 2), [m // g] * g))
     (text,) = [t for t in programs() if "dot_general" in t]
     assert "stablehlo.while" in text and "stablehlo.transpose" not in text
     assert dot_flops(text) == [k * n]
+
+
+# The CPU plugin runs that form in float32 as one call of a host kernel
+# (csrc/host_kernels/ragged_dot_rows.cpp, an XLA FFI custom call): groups of
+# more and fewer than its 8-row tiles, K not a multiple of its 8 lanes (and
+# below 8), empty groups, sum(group_sizes) < M and > M, int64 sizes, and
+# shapes big enough that it splits the groups across the plugin's threads.
+HOST_KERNEL_CASES = [
+    (35, 6, 7, [3, 0, 20, 9, 1], torch.int32),        # sum 33 < 35
+    (64, 13, 10, DECODE_LIKE[3], torch.int64),
+    (41, 16, 8, [0, 0, 11, 0, 2, 0], torch.int32),
+    (20, 9, 5, [10, 15, 4], torch.int32),             # sum 29 > 20: the last groups are cut at M
+    (512, 256, 96, "random", torch.int32),           # ~12M multiply-adds: the threaded path
+    (512, 128, 256, [8] * 64, torch.int64),          # a Qwen3-MoE down projection
+]
+
+
+@pytest.mark.parametrize("case", HOST_KERNEL_CASES, ids=lambda c: f"M{c[0]}-K{c[1]}-N{c[2]}" if isinstance(c, tuple) else None)
+def test_host_kernel_matches_the_cpu_loop(case, programs):
+    assert torch_tpu._C._host_kernels_state() == "on"
+    m, k, n, sizes, size_dtype = case
+    if sizes == "random":
+        sizes = torch.bincount(torch.randint(0, 64, (500,), generator=torch.Generator().manual_seed(5)),
+                               minlength=64).tolist()  # empty groups likely, sum 500 < 512
+    x, w, dy, _ = inputs(m, k, n, sizes, torch.float32, seed=7, transpose_rhs=True)
+    clipped, left = [], m  # a sum past M cuts the last groups
+    for s in sizes:
+        clipped.append(min(s, left))
+        left -= clipped[-1]
+    expect = run(cpu_loop, x, w, dy, torch.tensor(clipped), "cpu", transpose_rhs=True)
+    with torch.tpu.set_eager_mode("strict"):
+        got = run(torch.tpu.ops.ragged_dot, x, w, dy, torch.tensor(sizes, dtype=size_dtype), "tpu",
+                  transpose_rhs=True)
+    for e, g in zip(expect, got):
+        # float32 sums of up to max(K, M) products in another order than the
+        # CPU's: rounding grows with the length (1e-5 up to 32 terms, as assert_close's default).
+        assert_close(g, e, rtol=1.3e-6, atol=1e-5 * max(1.0, max(k, m) / 32))
+    forward = [t for t in programs() if "torch_tpu_ragged_dot_rows_f32" in t]
+    assert forward and all("dot_general" not in t and "stablehlo.while" not in t for t in forward)
+
+
+def test_host_kernel_reads_views_and_runs_compiled():
+    # A non-contiguous lhs (every other column of a wider tensor) and weights
+    # sliced out of a bigger [E, out, in] tensor; eager and compiled agree with the loop.
+    m, k, n, sizes = 48, 24, 16, [7, 0, 12, 9, 3, 0, 8, 9]
+    g = torch.Generator().manual_seed(11)
+    wide, big_w = torch.randn(m, 2 * k, generator=g), torch.randn(len(sizes) + 2, n + 3, k, generator=g)
+    x, w = wide[:, ::2], big_w[1:-1, 2:-1]
+    gs = torch.tensor(sizes, dtype=torch.int32)
+    expect = loop_reference(x, w.transpose(1, 2), sizes)
+    xt, wt, gt = wide.to("tpu")[:, ::2], big_w.to("tpu")[1:-1, 2:-1], gs.to("tpu")
+    assert not xt.is_contiguous() and not wt.is_contiguous()
+    assert_close(torch.tpu.ops.ragged_dot(xt, wt.transpose(1, 2), gt).cpu(), expect)
+    f = torch.compile(lambda a, b, c: torch.tpu.ops.ragged_dot(a * 1, b.transpose(1, 2), c) + 1, backend="tpu",
+                      fullgraph=True)
+    assert_close(f(xt, wt, gt).cpu(), expect + 1)
+
+
+def test_host_kernel_negative_sizes_raise_at_synchronization():
+    x, w = torch.randn(16, 8).to("tpu"), torch.randn(3, 4, 8).to("tpu")
+    gs = torch.tensor([6, -2, 9], dtype=torch.int32).to("tpu")
+    with pytest.raises(ValueError, match="ragged_dot.*group_sizes must be non-negative"):
+        torch.tpu.ops.ragged_dot(x, w.transpose(1, 2), gs)
+        torch.tpu.synchronize()
+
+
+def test_without_host_kernels_the_decode_form_is_the_row_loop(tmp_path):
+    # TORCH_TPU_HOST_KERNELS=0 (and plugins other than the CPU one): the same
+    # float32 product lowers to the row loop, with the same results.
+    script = f"""
+import torch, torch_tpu
+torch_tpu._C._set_program_dump_dir({str(tmp_path)!r})
+print(torch_tpu._C._host_kernels_state())
+g = torch.Generator().manual_seed(0)
+x, w = torch.randn(64, 13, generator=g), torch.randn(16, 10, 13, generator=g)
+sizes = {DECODE_LIKE[3]!r}
+y = torch.tpu.ops.ragged_dot(x.to("tpu"), w.to("tpu").transpose(1, 2), torch.tensor(sizes).to("tpu")).cpu()
+parts, start = [], 0
+for e, c in enumerate(sizes):
+    parts.append(x[start:start + c] @ w[e].t()); start += c
+parts.append(torch.zeros(64 - start, 10))
+torch.testing.assert_close(y, torch.cat(parts))
+print("matches")
+"""
+    env = dict(os.environ, TORCH_TPU_HOST_KERNELS="0", TORCH_TPU_COMPILE_CACHE="0")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["off", "(TORCH_TPU_HOST_KERNELS=0)", "matches"]
+    texts = [p.read_text() for p in tmp_path.glob("*.mlir")]
+    rows = [t for t in texts if "dot_general" in t]
+    assert rows and all("stablehlo.while" in t for t in rows)
+    assert not any("torch_tpu_ragged_dot_rows_f32" in t for t in texts)
