@@ -76,6 +76,25 @@ std::vector<float> reference(const std::vector<float>& x, const std::vector<floa
   return out;
 }
 
+// The call frame XLA would pass for operands x, w, sizes and result out.
+struct Frame {
+  ffi::ArgType arg_types[3] = {ffi::kArgBuffer, ffi::kArgBuffer, ffi::kArgBuffer};
+  ffi::RetType ret_types[1] = {ffi::kRetBuffer};
+  void* args[3];
+  void* rets[1];
+  ffi::CallFrame f{};
+  Frame(FakeApi& api, ffi::Buffer* x, ffi::Buffer* w, ffi::Buffer* sizes, ffi::Buffer* out)
+      : args{x, w, sizes}, rets{out} {
+    f.struct_size = sizeof(f);
+    f.api = &api.api;
+    f.stage = ffi::kExecute;
+    f.args = {sizeof(ffi::Args), nullptr, 3, arg_types, args};
+    f.rets = {sizeof(ffi::Rets), nullptr, 1, ret_types, rets};
+  }
+  Frame(const Frame&) = delete;
+  Frame& operator=(const Frame&) = delete;
+};
+
 // Runs the kernel on `c` with `api`; returns the output and the error message ("" for none).
 std::pair<std::vector<float>, std::string> call(const Case& c, const std::vector<float>& x,
                                                 const std::vector<float>& w, FakeApi& api,
@@ -92,18 +111,9 @@ std::pair<std::vector<float>, std::string> call(const Case& c, const std::vector
   ffi::Buffer bs{sizeof(ffi::Buffer), nullptr, c.int64_sizes ? ffi::kS64 : ffi::kS32,
                  c.int64_sizes ? static_cast<void*>(s64.data()) : static_cast<void*>(s32.data()), 1, sd};
   ffi::Buffer bo{sizeof(ffi::Buffer), nullptr, ffi::kF32, out.data(), 2, od};
-  void* args[3] = {&bx, &bw, &bs};
-  void* rets[1] = {&bo};
-  ffi::ArgType at[3] = {ffi::kArgBuffer, ffi::kArgBuffer, ffi::kArgBuffer};
-  ffi::RetType rt[1] = {ffi::kRetBuffer};
-  ffi::CallFrame f{};
-  f.struct_size = sizeof(f);
-  f.api = &api.api;
-  f.stage = ffi::kExecute;
-  f.args = {sizeof(ffi::Args), nullptr, 3, at, args};
-  f.rets = {sizeof(ffi::Rets), nullptr, 1, rt, rets};
+  Frame frame(api, &bx, &bw, &bs, &bo);
   FakeApi::last_error.clear();
-  ffi::Error* e = all().at(0).handler(&f);
+  ffi::Error* e = all().at(0).handler(&frame.f);
   return {out, e ? FakeApi::last_error : ""};
 }
 
@@ -185,15 +195,8 @@ TEST(HostKernelRaggedDotRows, BadCallsReturnErrorsNamingTheKernel) {
   ffi::Buffer bw{sizeof(ffi::Buffer), nullptr, ffi::kF32, w.data(), 3, wd};
   ffi::Buffer bs{sizeof(ffi::Buffer), nullptr, ffi::kS32, sizes, 1, sd};
   ffi::Buffer bo{sizeof(ffi::Buffer), nullptr, ffi::kF32, out.data(), 2, od};
-  void* args[3] = {&bx, &bw, &bs};
-  void* rets[1] = {&bo};
-  ffi::ArgType at[3] = {ffi::kArgBuffer, ffi::kArgBuffer, ffi::kArgBuffer};
-  ffi::RetType rt[1] = {ffi::kRetBuffer};
-  ffi::CallFrame f{};
-  f.api = &api.api;
-  f.stage = ffi::kExecute;
-  f.args = {sizeof(ffi::Args), nullptr, 3, at, args};
-  f.rets = {sizeof(ffi::Rets), nullptr, 1, rt, rets};
+  Frame frame(api, &bx, &bw, &bs, &bo);
+  ffi::CallFrame& f = frame.f;
   ASSERT_NE(all().at(0).handler(&f), nullptr);  // w's K (5) is not x's (3)
   EXPECT_NE(FakeApi::last_error.find(kRaggedDotRowsF32), std::string::npos);
   EXPECT_NE(FakeApi::last_error.find("shapes disagree"), std::string::npos);
