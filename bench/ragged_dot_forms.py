@@ -5,7 +5,9 @@
 One MoE-decode-sized ragged product, lhs [512, 256] in 64 groups (random routing, 1..15 rows each)
 times Transformers-layout expert weights [64, out 256, in 256] (x_g @ W_g^T), float32, HIGHEST precision.
 Prints the median time of:
-  * torch_tpu's tpu::ragged_dot (one program, eager; with 8 rows per group, its row form);
+  * torch_tpu's tpu::ragged_dot (one program, eager; with 8 rows per group its decode form: on the
+    CPU plugin the host kernel csrc/host_kernels/ragged_dot_rows.cpp, with TORCH_TPU_HOST_KERNELS=0
+    the row form below);
   * the same computation written other ways in JAX, jitted on the very PJRT plugin the tpu device
     uses (xla_cpu_pjrt), so each line is what XLA's CPU backend makes of that formulation;
   * the parts: 64 weight-block copies, plain and transposed, and 96 [8, 256] x [256, 256] dots;
