@@ -11,10 +11,13 @@
 // Here up to 8 rows of a group accumulate along K in 8 vector registers
 // against one block row at a time, so the block is read once per 8 rows:
 // 1.1-1.4 ms for that product against XLA's 2.0 ms, 0.6 against 1.0 ms with
-// K = 128 (one core; the weights come from DRAM, 16.8 MB a product).
+// K = 128 (one core; the weights come from DRAM, 16.8 MB a product), and
+// the groups are split across the plugin's threads.
 //
-// Arithmetic: float32 with fused multiply-adds, summed along K in 8 lanes and
-// then across them, so results match a float32 dot to rounding, not bitwise.
+// Arithmetic (ragged_dot_rows_math.h): float32 with fused multiply-adds,
+// summed along K in 8 lanes and then across them, so results match a float32
+// dot to rounding, not bitwise; bfloat16 operands are widened on load and
+// the result rounded to nearest even, as the StableHLO forms do.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -23,90 +26,31 @@
 #include <thread>
 #include <vector>
 
+#include "host_kernels/ragged_dot_rows_math.h"
 #include "host_kernels/registry.h"
 
 namespace torch_tpu::host_kernels {
 namespace {
 
-#if defined(__GNUC__)
-typedef float v8 __attribute__((vector_size(32)));
-typedef float v8_unaligned __attribute__((vector_size(32), aligned(4)));
-typedef int v8i __attribute__((vector_size(32)));
-
-[[gnu::always_inline]] inline v8 load8(const float* p) { return *reinterpret_cast<const v8_unaligned*>(p); }
-
-// Pairwise lane sums that turn 8 accumulators into one vector of their 8
-// totals (lane r: the sum of v[r]'s lanes) in 7 adds, instead of 8
-// separate horizontal sums.
-[[gnu::always_inline]] inline v8 pair_lanes(v8 a, v8 b) {
-  return __builtin_shuffle(a, b, v8i{0, 8, 2, 10, 4, 12, 6, 14}) + __builtin_shuffle(a, b, v8i{1, 9, 3, 11, 5, 13, 7, 15});
-}
-[[gnu::always_inline]] inline v8 pair_pairs(v8 a, v8 b) {
-  return __builtin_shuffle(a, b, v8i{0, 1, 8, 9, 4, 5, 12, 13}) + __builtin_shuffle(a, b, v8i{2, 3, 10, 11, 6, 7, 14, 15});
-}
-[[gnu::always_inline]] inline v8 pair_halves(v8 a, v8 b) {
-  return __builtin_shuffle(a, b, v8i{0, 1, 2, 3, 8, 9, 10, 11}) + __builtin_shuffle(a, b, v8i{4, 5, 6, 7, 12, 13, 14, 15});
-}
-[[gnu::always_inline]] inline v8 totals(const v8* v) {
-  return pair_halves(pair_pairs(pair_lanes(v[0], v[1]), pair_lanes(v[2], v[3])),
-                     pair_pairs(pair_lanes(v[4], v[5]), pair_lanes(v[6], v[7])));
-}
-
-// out[r, j] = x[r, :] . w[j, :] for R <= 8 rows of x (row stride k) and all
-// n rows of w ([n, k], contiguous); out's row stride is n. All R rows share
-// each load of a block row, so a group's block is read once.
-template <int R>
-[[gnu::always_inline]] inline void rows_times_block(const float* x, const float* w, int64_t n, int64_t k,
-                                                    float* out) {
-  const int64_t k8 = k & ~int64_t{7};
-  for (int64_t j = 0; j < n; ++j) {
-    const float* wj = w + j * k;
-    v8 acc[8];
-    for (int r = 0; r < 8; ++r) acc[r] = v8{};
-    for (int64_t p = 0; p < k8; p += 8) {
-      v8 wv = load8(wj + p);
-      for (int r = 0; r < R; ++r) acc[r] += load8(x + r * k + p) * wv;
-    }
-    v8 sums = totals(acc);
-    for (int r = 0; r < R; ++r) {
-      float s = sums[r];
-      for (int64_t p = k8; p < k; ++p) s += x[r * k + p] * wj[p];
-      out[r * n + j] = s;
-    }
-  }
-}
+using rows_math::BF16;
 
 // One clone per instruction set, picked when the library loads (AVX2 + FMA
 // where the CPU has them).
 #if defined(__x86_64__)
-[[gnu::target_clones("arch=x86-64-v3", "default")]]
-#endif
-void group_times_block(const float* x, int64_t rows, const float* w, int64_t n, int64_t k, float* out) {
-  int64_t r = 0;
-  for (; r + 8 <= rows; r += 8) rows_times_block<8>(x + r * k, w, n, k, out + r * n);
-  const float* xr = x + r * k;
-  float* o = out + r * n;
-  switch (rows - r) {
-    case 7: rows_times_block<7>(xr, w, n, k, o); break;
-    case 6: rows_times_block<6>(xr, w, n, k, o); break;
-    case 5: rows_times_block<5>(xr, w, n, k, o); break;
-    case 4: rows_times_block<4>(xr, w, n, k, o); break;
-    case 3: rows_times_block<3>(xr, w, n, k, o); break;
-    case 2: rows_times_block<2>(xr, w, n, k, o); break;
-    case 1: rows_times_block<1>(xr, w, n, k, o); break;
-    default: break;
-  }
-}
+#define TORCH_TPU_PER_ISA [[gnu::target_clones("arch=x86-64-v3", "default")]]
 #else
-void group_times_block(const float* x, int64_t rows, const float* w, int64_t n, int64_t k, float* out) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < n; ++j) {
-      float s = 0;
-      for (int64_t p = 0; p < k; ++p) s += x[r * k + p] * w[j * k + p];
-      out[r * n + j] = s;
-    }
-}
+#define TORCH_TPU_PER_ISA
 #endif
+
+TORCH_TPU_PER_ISA void group_f32(const void* x, int64_t rows, const void* w, int64_t n, int64_t k, void* out) {
+  rows_math::group_times_block(static_cast<const float*>(x), rows, static_cast<const float*>(w), n, k,
+                               static_cast<float*>(out));
+}
+
+TORCH_TPU_PER_ISA void group_bf16(const void* x, int64_t rows, const void* w, int64_t n, int64_t k, void* out) {
+  rows_math::group_times_block(static_cast<const BF16*>(x), rows, static_cast<const BF16*>(w), n, k,
+                               static_cast<BF16*>(out));
+}
 
 ffi::Error* fail(ffi::CallFrame* frame, const std::string& message) {
   ffi::ErrorCreateArgs args{offsetof(ffi::ErrorCreateArgs, errc) + sizeof(int), nullptr, message.c_str(), 3};
@@ -123,10 +67,11 @@ bool is_buffer(const ffi::Buffer* b, ffi::DataType dtype, int64_t rank) {
 // caller waits only for groups a helper took; the job itself lives as long
 // as its last holder.
 struct Job {
-  const float* x;
-  const float* w;
-  float* out;
-  int64_t n = 0, k = 0;
+  const char* x;
+  const char* w;
+  char* out;
+  int64_t n = 0, k = 0, element_size = 4;
+  void (*group_times_block)(const void* x, int64_t rows, const void* w, int64_t n, int64_t k, void* out);
   struct Group {
     int64_t index, lo, hi;
   };
@@ -136,7 +81,8 @@ struct Job {
   void work() {
     for (size_t i; (i = next.fetch_add(1)) < groups.size();) {
       const Group& g = groups[i];
-      group_times_block(x + g.lo * k, g.hi - g.lo, w + g.index * n * k, n, k, out + g.lo * n);
+      group_times_block(x + g.lo * k * element_size, g.hi - g.lo, w + g.index * n * k * element_size, n, k,
+                        out + g.lo * n * element_size);
       finished.fetch_add(1, std::memory_order_release);
     }
   }
@@ -186,8 +132,9 @@ void run_in_parallel(ffi::CallFrame* frame, const std::shared_ptr<Job>& job, int
 
 }  // namespace
 
-// Args: x [M, K] f32, w [G, N, K] f32, group_sizes [G] s32|s64; result [M, N] f32.
-ffi::Error* ragged_dot_rows_f32(ffi::CallFrame* frame) {
+// Args: x [M, K], w [G, N, K] (both f32 or both bf16), group_sizes [G]
+// s32|s64; result [M, N] in x's dtype.
+ffi::Error* ragged_dot_rows(ffi::CallFrame* frame) {
   if (frame->extension_start != nullptr && frame->extension_start->type == ffi::kExtensionMetadata) {
     ffi::Metadata* meta = reinterpret_cast<ffi::MetadataExtension*>(frame->extension_start)->metadata;
     meta->api_version.major_version = ffi::kApiMajor;
@@ -197,26 +144,32 @@ ffi::Error* ragged_dot_rows_f32(ffi::CallFrame* frame) {
   }
   if (frame->stage != ffi::kExecute) return nullptr;
   if (frame->args.size != 3 || frame->rets.size != 1)
-    return fail(frame, std::string(kRaggedDotRowsF32) + ": expected 3 operands and 1 result");
+    return fail(frame, std::string(kRaggedDotRows) + ": expected 3 operands and 1 result");
   for (int i = 0; i < 3; ++i)
-    if (frame->args.types[i] != ffi::kArgBuffer) return fail(frame, std::string(kRaggedDotRowsF32) + ": operands must be buffers");
-  if (frame->rets.types[0] != ffi::kRetBuffer) return fail(frame, std::string(kRaggedDotRowsF32) + ": result must be a buffer");
+    if (frame->args.types[i] != ffi::kArgBuffer) return fail(frame, std::string(kRaggedDotRows) + ": operands must be buffers");
+  if (frame->rets.types[0] != ffi::kRetBuffer) return fail(frame, std::string(kRaggedDotRows) + ": result must be a buffer");
   auto* x = static_cast<ffi::Buffer*>(frame->args.args[0]);
   auto* w = static_cast<ffi::Buffer*>(frame->args.args[1]);
   auto* sizes = static_cast<ffi::Buffer*>(frame->args.args[2]);
   auto* out = static_cast<ffi::Buffer*>(frame->rets.rets[0]);
   bool sizes_ok = is_buffer(sizes, ffi::kS32, 1) || is_buffer(sizes, ffi::kS64, 1);
-  if (!is_buffer(x, ffi::kF32, 2) || !is_buffer(w, ffi::kF32, 3) || !sizes_ok || !is_buffer(out, ffi::kF32, 2))
-    return fail(frame, std::string(kRaggedDotRowsF32) + ": expected f32 x [M, K], f32 w [G, N, K], integer sizes [G]");
+  const ffi::DataType dtype = x != nullptr && x->dtype == ffi::kBF16 ? ffi::kBF16 : ffi::kF32;
+  if (!is_buffer(x, dtype, 2) || !is_buffer(w, dtype, 3) || !sizes_ok || !is_buffer(out, dtype, 2))
+    return fail(frame, std::string(kRaggedDotRows) +
+                           ": expected x [M, K], w [G, N, K] and the result of one dtype (f32 or bf16), integer "
+                           "sizes [G]");
   const int64_t m = x->dims[0], k = x->dims[1], num_groups = w->dims[0], n = w->dims[1];
   if (w->dims[2] != k || sizes->dims[0] != num_groups || out->dims[0] != m || out->dims[1] != n)
-    return fail(frame, std::string(kRaggedDotRowsF32) + ": operand shapes disagree");
+    return fail(frame, std::string(kRaggedDotRows) + ": operand shapes disagree");
   auto job = std::make_shared<Job>();
-  job->x = static_cast<const float*>(x->data);
-  job->w = static_cast<const float*>(w->data);
-  job->out = static_cast<float*>(out->data);
+  job->x = static_cast<const char*>(x->data);
+  job->w = static_cast<const char*>(w->data);
+  job->out = static_cast<char*>(out->data);
   job->n = n;
   job->k = k;
+  job->element_size = dtype == ffi::kBF16 ? 2 : 4;
+  job->group_times_block = dtype == ffi::kBF16 ? &group_bf16 : &group_f32;
+  const int64_t row_bytes = n * job->element_size;
   // Group g's rows: [clamp(end_g - s_g), max(that, clamp(end_g))) within
   // [0, M), as the StableHLO forms compute them; rows no group covers are zero.
   // (Negative sizes raise at the next synchronization, from a check the
@@ -228,14 +181,14 @@ ffi::Error* ragged_dot_rows_f32(ffi::CallFrame* frame) {
     end += s;
     int64_t lo = std::clamp<int64_t>(end - s, 0, m);
     int64_t hi = std::max(lo, std::clamp<int64_t>(end, 0, m));
-    if (lo > covered_to) std::memset(job->out + covered_to * n, 0, sizeof(float) * (lo - covered_to) * n);
+    if (lo > covered_to) std::memset(job->out + covered_to * row_bytes, 0, (lo - covered_to) * row_bytes);
     if (hi > lo) {
       job->groups.push_back({g, lo, hi});
       rows += hi - lo;
     }
     covered_to = std::max(covered_to, hi);
   }
-  if (covered_to < m) std::memset(job->out + covered_to * n, 0, sizeof(float) * (m - covered_to) * n);
+  if (covered_to < m) std::memset(job->out + covered_to * row_bytes, 0, (m - covered_to) * row_bytes);
   int64_t helpers = rows * n * k >= kParallelWork && job->groups.size() > 1 ? helpers_available(frame) : 0;
   if (helpers > 0) {
     run_in_parallel(frame, job, helpers);

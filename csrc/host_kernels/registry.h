@@ -12,10 +12,10 @@
 
 namespace torch_tpu::host_kernels {
 
-// lhs [M, K] f32 rows in consecutive groups times per-group [N, K] f32
-// blocks (rhs [G, N, K]); group_sizes [G] s32 or s64; result [M, N] f32,
-// rows outside every group zero. See ragged_dot_rows.cpp.
-inline constexpr const char* kRaggedDotRowsF32 = "torch_tpu_ragged_dot_rows_f32";
+// lhs [M, K] rows in consecutive groups times per-group [N, K] blocks (rhs
+// [G, N, K]), float32 or bfloat16; group_sizes [G] s32 or s64; result
+// [M, N] in lhs's dtype, rows outside every group zero. See ragged_dot_rows.cpp.
+inline constexpr const char* kRaggedDotRows = "torch_tpu_ragged_dot_rows";
 
 struct HostKernel {
   const char* target;

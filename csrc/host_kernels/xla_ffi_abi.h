@@ -30,7 +30,7 @@ struct ApiVersion {
 };
 
 // Element types (the values of xla::PrimitiveType).
-enum DataType : int { kS32 = 4, kS64 = 5, kF32 = 11 };
+enum DataType : int { kS32 = 4, kS64 = 5, kF32 = 11, kBF16 = 16 };
 enum ArgType : int { kArgBuffer = 1 };
 enum RetType : int { kRetBuffer = 1 };
 enum Stage : int { kInstantiate = 0, kPrepare = 1, kInitialize = 2, kExecute = 3 };

@@ -154,16 +154,17 @@ Value ragged_dot_by_rows(Builder& b, const OpCall& c, const Value& x, const Valu
 }
 
 // The row form's work as one call of the host kernel (csrc/host_kernels/
-// ragged_dot_rows.cpp) where the plugin registered it: float32, [N, K]
-// blocks. Row-major layouts are pinned on every operand, as the kernel reads
+// ragged_dot_rows.cpp) where the plugin registered it: float32 or bfloat16,
+// [N, K] blocks. Row-major layouts are pinned on every operand, as the kernel reads
 // them. The negative-size check stays in the program.
 bool host_kernel_takes(const Value& x, bool transpose_rhs, int64_t m, int64_t groups) {
-  return transpose_rhs && m <= kRowFormMaxRowsPerGroup * groups && x.type.dtype == DType::F32 &&
-         host_kernels::registered(host_kernels::kRaggedDotRowsF32);
+  bool dtype_ok = x.type.dtype == DType::F32 || x.type.dtype == DType::BF16;
+  return transpose_rhs && m <= kRowFormMaxRowsPerGroup * groups && dtype_ok &&
+         host_kernels::registered(host_kernels::kRaggedDotRows);
 }
 
 Value ragged_dot_host_kernel(Builder& b, const Value& x, const Value& w, const Value& sizes, const TensorType& out) {
-  std::string attr = std::string("call_target_name = \"") + host_kernels::kRaggedDotRowsF32 +
+  std::string attr = std::string("call_target_name = \"") + host_kernels::kRaggedDotRows +
                      "\", api_version = 4 : i32, backend_config = {}, operand_layouts = [dense<[1, 0]> : "
                      "tensor<2xindex>, dense<[2, 1, 0]> : tensor<3xindex>, dense<0> : tensor<1xindex>], "
                      "result_layouts = [dense<[1, 0]> : tensor<2xindex>]";

@@ -186,6 +186,56 @@ TEST(HostKernelRaggedDotRows, HelpersThatStartAfterTheCallTouchNothing) {
   for (float v : out) ASSERT_EQ(v, 5.0f);
 }
 
+uint16_t to_bf16_bits(float f) {  // round to nearest even (finite inputs)
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+float from_bf16_bits(uint16_t b) {
+  uint32_t u = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+TEST(HostKernelRaggedDotRows, Bfloat16WidensAndRoundsLikeStablehlo) {
+  // bfloat16 in memory, float32 sums, each result rounded to nearest even;
+  // a NaN in a row makes that row's results NaN.
+  FakeApi api(/*with_pool=*/false);
+  Case c{37, 13, 9, {3, 0, 20, 9, 1}};
+  auto [xf, wf] = inputs(c, 6);
+  std::vector<uint16_t> x(xf.size()), w(wf.size()), out(c.m * c.n, 0xffff);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = to_bf16_bits(xf[i]);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = to_bf16_bits(wf[i]);
+  for (size_t i = 0; i < x.size(); ++i) xf[i] = from_bf16_bits(x[i]);
+  for (size_t i = 0; i < w.size(); ++i) wf[i] = from_bf16_bits(w[i]);
+  const float nan = std::nanf("");
+  x[4 * c.k + 2] = 0x7fc0;  // row 4 (group 2) holds a NaN
+  xf[4 * c.k + 2] = nan;
+  std::vector<int32_t> sizes(c.sizes.begin(), c.sizes.end());
+  int64_t xd[2] = {c.m, c.k}, wd[3] = {int64_t(c.sizes.size()), c.n, c.k}, sd[1] = {int64_t(c.sizes.size())},
+          od[2] = {c.m, c.n};
+  ffi::Buffer bx{sizeof(ffi::Buffer), nullptr, ffi::kBF16, x.data(), 2, xd};
+  ffi::Buffer bw{sizeof(ffi::Buffer), nullptr, ffi::kBF16, w.data(), 3, wd};
+  ffi::Buffer bs{sizeof(ffi::Buffer), nullptr, ffi::kS32, sizes.data(), 1, sd};
+  ffi::Buffer bo{sizeof(ffi::Buffer), nullptr, ffi::kBF16, out.data(), 2, od};
+  Frame frame(api, &bx, &bw, &bs, &bo);
+  ASSERT_EQ(all().at(0).handler(&frame.f), nullptr) << FakeApi::last_error;
+  std::vector<float> want = reference(xf, wf, c);
+  for (int64_t i = 0; i < c.m * c.n; ++i) {
+    float got = from_bf16_bits(out[i]);
+    if (i / c.n == 4) {
+      ASSERT_TRUE(std::isnan(got)) << "element " << i;
+      continue;
+    }
+    // Rounded to nearest: within half a bfloat16 step of the exact sum, plus
+    // float32 summation error (truncating would miss by up to a whole step).
+    float half_step = want[i] == 0 ? 0 : std::ldexp(0.5f, std::ilogb(want[i]) - 7);
+    ASSERT_NEAR(got, want[i], half_step + 1e-5f * std::abs(want[i]) + 1e-6f) << "element " << i;
+  }
+}
+
 TEST(HostKernelRaggedDotRows, BadCallsReturnErrorsNamingTheKernel) {
   FakeApi api(false);
   std::vector<float> x(4 * 3, 1.0f), w(1 * 2 * 5, 1.0f), out(4 * 2);
@@ -198,7 +248,7 @@ TEST(HostKernelRaggedDotRows, BadCallsReturnErrorsNamingTheKernel) {
   Frame frame(api, &bx, &bw, &bs, &bo);
   ffi::CallFrame& f = frame.f;
   ASSERT_NE(all().at(0).handler(&f), nullptr);  // w's K (5) is not x's (3)
-  EXPECT_NE(FakeApi::last_error.find(kRaggedDotRowsF32), std::string::npos);
+  EXPECT_NE(FakeApi::last_error.find(kRaggedDotRows), std::string::npos);
   EXPECT_NE(FakeApi::last_error.find("shapes disagree"), std::string::npos);
   f.args.size = 2;
   ASSERT_NE(all().at(0).handler(&f), nullptr);
@@ -226,13 +276,13 @@ TEST(HostKernelRaggedDotRows, RunsAsACustomCallOfTheCpuPlugin) {
   using namespace torch_tpu::pjrt;
   using namespace torch_tpu::pjrt::testing;
   auto client = shared_client();
-  EXPECT_EQ(register_ffi_handler(*client->api(), kRaggedDotRowsF32, reinterpret_cast<void*>(all().at(0).handler),
+  EXPECT_EQ(register_ffi_handler(*client->api(), kRaggedDotRows, reinterpret_cast<void*>(all().at(0).handler),
                                  "cpu"),
             "");
   const std::string program = std::string(R"(
 func.func public @main(%x: tensor<6x3xf32>, %w: tensor<2x4x3xf32>, %s: tensor<2xi32>) -> tensor<6x4xf32> {
   %0 = "stablehlo.custom_call"(%x, %w, %s) {call_target_name = ")") +
-                              kRaggedDotRowsF32 + R"(", api_version = 4 : i32, backend_config = {}} : (tensor<6x3xf32>, tensor<2x4x3xf32>, tensor<2xi32>) -> tensor<6x4xf32>
+                              kRaggedDotRows + R"(", api_version = 4 : i32, backend_config = {}} : (tensor<6x3xf32>, tensor<2x4x3xf32>, tensor<2xi32>) -> tensor<6x4xf32>
   return %0 : tensor<6x4xf32>
 }
 )";

@@ -265,12 +265,12 @@ def test_work_is_tiles_not_the_dense_expansion(programs):
 
 
 def test_few_rows_per_group_take_one_row_at_a_time(programs):
-    # [E, out, in] weights with 8 rows per group (decoding) in bfloat16 (the
-    # host kernel below is float32 only): a loop over the rows, each a vector
-    # times its group's block, read in place (no transpose of a block, no dot
-    # of more than one row's work).
+    # [E, out, in] weights with 8 rows per group (decoding) in float16 (the
+    # host kernel below takes float32 and bfloat16): a loop over the rows, each
+    # a vector times its group's block, read in place (no transpose of a
+    # block, no dot of more than one row's work).
     m, k, n, g = 512, 32, 24, 64
-    x, w = torch.randn(m, k).bfloat16(), torch.randn(g, n, k).bfloat16()
+    x, w = torch.randn(m, k).half(), torch.randn(g, n, k).half()
     gs = torch.full((g,), m // g, dtype=torch.int32).to("tpu")
     with torch.tpu.set_eager_mode("strict"):
         y = torch.tpu.ops.ragged_dot(x.to("tpu"), w.to("tpu").transpose(1, 2), gs)
@@ -280,7 +280,7 @@ def test_few_rows_per_group_take_one_row_at_a_time(programs):
     assert dot_flops(text) == [k * n]
 
 
-# The CPU plugin runs that form in float32 as one call of a host kernel
+# The CPU plugin runs that form in float32 and bfloat16 as one call of a host kernel
 # (csrc/host_kernels/ragged_dot_rows.cpp, an XLA FFI custom call): groups of
 # more and fewer than its 8-row tiles, K not a multiple of its 8 lanes (and
 # below 8), empty groups, sum(group_sizes) < M and > M, int64 sizes, and
@@ -295,14 +295,15 @@ HOST_KERNEL_CASES = [
 ]
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("case", HOST_KERNEL_CASES, ids=lambda c: f"M{c[0]}-K{c[1]}-N{c[2]}" if isinstance(c, tuple) else None)
-def test_host_kernel_matches_the_cpu_loop(case, programs):
+def test_host_kernel_matches_the_cpu_loop(case, dtype, programs):
     assert torch_tpu._C._host_kernels_state() == "on"
     m, k, n, sizes, size_dtype = case
     if sizes == "random":
         sizes = torch.bincount(torch.randint(0, 64, (500,), generator=torch.Generator().manual_seed(5)),
                                minlength=64).tolist()  # empty groups likely, sum 500 < 512
-    x, w, dy, _ = inputs(m, k, n, sizes, torch.float32, seed=7, transpose_rhs=True)
+    x, w, dy, _ = inputs(m, k, n, sizes, dtype, seed=7, transpose_rhs=True)
     clipped, left = [], m  # a sum past M cuts the last groups
     for s in sizes:
         clipped.append(min(s, left))
@@ -313,9 +314,13 @@ def test_host_kernel_matches_the_cpu_loop(case, programs):
                   transpose_rhs=True)
     for e, g in zip(expect, got):
         # float32 sums of up to max(K, M) products in another order than the
-        # CPU's: rounding grows with the length (1e-5 up to 32 terms, as assert_close's default).
-        assert_close(g, e, rtol=1.3e-6, atol=1e-5 * max(1.0, max(k, m) / 32))
-    forward = [t for t in programs() if "torch_tpu_ragged_dot_rows_f32" in t]
+        # CPU's: rounding grows with the length (assert_close's defaults up to 32 terms).
+        scale = max(1.0, max(k, m) / 32)
+        if dtype == torch.float32:
+            assert_close(g, e, rtol=1.3e-6, atol=1e-5 * scale)
+        else:
+            assert_close(g, e, rtol=1.6e-2, atol=1e-5 * scale)
+    forward = [t for t in programs() if "torch_tpu_ragged_dot_rows" in t]
     assert forward and all("dot_general" not in t and "stablehlo.while" not in t for t in forward)
 
 
@@ -369,4 +374,4 @@ print("matches")
     texts = [p.read_text() for p in tmp_path.glob("*.mlir")]
     rows = [t for t in texts if "dot_general" in t]
     assert rows and all("stablehlo.while" in t for t in rows)
-    assert not any("torch_tpu_ragged_dot_rows_f32" in t for t in texts)
+    assert not any("torch_tpu_ragged_dot_rows" in t for t in texts)
