@@ -94,6 +94,12 @@ void run_helper(void* data) {
   delete job;
 }
 
+// Errors from the API calls below only mean "no helpers": dropped.
+void discard(const ffi::Api* api, ffi::Error* error) {
+  ffi::ErrorDestroyArgs args{sizeof(ffi::ErrorDestroyArgs), nullptr, error};
+  api->error_destroy(&args);
+}
+
 // Below this many multiply-adds a call runs on the calling thread alone.
 constexpr int64_t kParallelWork = int64_t{1} << 21;
 
@@ -107,8 +113,7 @@ int64_t helpers_available(ffi::CallFrame* frame) {
   int64_t threads = 0;
   ffi::ThreadPoolNumThreadsArgs args{sizeof(ffi::ThreadPoolNumThreadsArgs), nullptr, frame->ctx, &threads};
   if (ffi::Error* e = api->thread_pool_num_threads(&args)) {
-    ffi::ErrorDestroyArgs d{sizeof(ffi::ErrorDestroyArgs), nullptr, e};
-    api->error_destroy(&d);
+    discard(api, e);
     return 0;
   }
   return std::max<int64_t>(threads - 1, 0);
@@ -120,8 +125,7 @@ void run_in_parallel(ffi::CallFrame* frame, const std::shared_ptr<Job>& job, int
     auto* held = new std::shared_ptr<Job>(job);
     ffi::ThreadPoolScheduleArgs args{sizeof(ffi::ThreadPoolScheduleArgs), nullptr, frame->ctx, &run_helper, held};
     if (ffi::Error* e = api->thread_pool_schedule(&args)) {
-      ffi::ErrorDestroyArgs d{sizeof(ffi::ErrorDestroyArgs), nullptr, e};
-      api->error_destroy(&d);
+      discard(api, e);
       delete held;
       break;
     }

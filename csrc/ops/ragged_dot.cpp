@@ -157,10 +157,8 @@ Value ragged_dot_by_rows(Builder& b, const OpCall& c, const Value& x, const Valu
 // ragged_dot_rows.cpp) where the plugin registered it: float32 or bfloat16,
 // [N, K] blocks. Row-major layouts are pinned on every operand, as the kernel reads
 // them. The negative-size check stays in the program.
-bool host_kernel_takes(const Value& x, bool transpose_rhs, int64_t m, int64_t groups) {
-  bool dtype_ok = x.type.dtype == DType::F32 || x.type.dtype == DType::BF16;
-  return transpose_rhs && m <= kRowFormMaxRowsPerGroup * groups && dtype_ok &&
-         host_kernels::registered(host_kernels::kRaggedDotRows);
+bool host_kernel_takes(DType dtype) {
+  return (dtype == DType::F32 || dtype == DType::BF16) && host_kernels::registered(host_kernels::kRaggedDotRows);
 }
 
 Value ragged_dot_host_kernel(Builder& b, const Value& x, const Value& w, const Value& sizes, const TensorType& out) {
@@ -203,9 +201,10 @@ Values ragged_dot_rule(Builder& b, const OpCall& c, const Values& v) {
   if (k == 0 || groups == 0) return {b.splat_float(out, 0)};
   DType acc = compute_type(out.dtype);
   bool exact = acc != x.type.dtype;
-  if (host_kernel_takes(x, tr, m, groups)) return {ragged_dot_host_kernel(b, x, w, sizes, out)};
+  bool decode_form = tr && m <= kRowFormMaxRowsPerGroup * groups;
+  if (decode_form && host_kernel_takes(x.type.dtype)) return {ragged_dot_host_kernel(b, x, w, sizes, out)};
   auto [lo, hi] = group_rows(b, sizes, m);
-  if (tr && m <= kRowFormMaxRowsPerGroup * groups) return {ragged_dot_by_rows(b, c, x, w, hi, exact)};
+  if (decode_form) return {ragged_dot_by_rows(b, c, x, w, hi, exact)};
   int64_t t = tile_rows(m, groups);
   // rhs is converted to `acc` one block at a time, inside the loop.
   Values outer = loop_while_less(
