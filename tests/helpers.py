@@ -22,3 +22,20 @@ def make_cpu(shape, dtype, seed=0):
     info = torch.iinfo(dtype)
     lo, hi = max(info.min, -1000), min(info.max, 1000)
     return torch.randint(lo, hi + 1, shape, generator=g, dtype=torch.int64).to(dtype)
+
+
+def run_at_once(cmd, copies=2, env=None, timeout=300):
+    """Starts `copies` processes of `cmd` together and waits for all of them
+    (a hang fails the test: `timeout` seconds each, leftovers killed); returns
+    [(returncode, stdout, stderr)] in start order."""
+    import subprocess
+
+    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(copies)]
+    try:
+        outs = [p.communicate(timeout=timeout) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    return [(p.returncode, out, err) for p, (out, err) in zip(procs, outs)]

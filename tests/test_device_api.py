@@ -24,6 +24,15 @@ def test_autoload_without_importing_torch_tpu():
     assert r.stdout.strip() == "[[0.0, 6.0], [2.0, 8.0], [4.0, 10.0]] tpu"
 
 
+def test_autoload_imports_no_dynamo():
+    # Dynamo's import takes ~1 s; `import torch` loads torch_tpu, so it must
+    # not pull Dynamo in (jax_op's Dynamo marks are applied at its first op).
+    code = ("import sys, torch\n"
+            "print('torch_tpu' in sys.modules, sorted(m for m in sys.modules if m.startswith('torch._dynamo')))\n")
+    r = run_python(code)
+    assert r.returncode == 0 and r.stdout.strip() == "True []", (r.stdout, r.stderr)
+
+
 def test_autoload_can_be_turned_off():
     r = run_python("import sys, torch; print('torch_tpu' in sys.modules)", TORCH_DEVICE_BACKEND_AUTOLOAD="0")
     assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr

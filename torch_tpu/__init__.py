@@ -36,12 +36,14 @@ sys.modules.setdefault("torch.backends.tpu", _backends)
 from .config import config_text, metrics, reset_metrics, show_config  # noqa: E402,F401
 from .modes import debug_mode  # noqa: E402,F401
 from .integrations import accelerate_device as _accelerate_device  # noqa: E402
+from .integrations import autograd_exit as _autograd_exit  # noqa: E402
 from .integrations import inductor_reroute as _inductor_reroute  # noqa: E402
 from .integrations import dlpack_guard as _dlpack_guard  # noqa: E402
 from .integrations import multiprocessing_guard as _multiprocessing_guard  # noqa: E402
 from .integrations import transformers_experts as _transformers_experts  # noqa: E402
 
 _accelerate_device.install()  # Trainer/Accelerate place models on tpu (applied if accelerate is imported)
+_autograd_exit.install()  # no SIGABRT at exit from a tpu autograd thread finishing a backward (torch 2.13)
 _inductor_reroute.install()  # torch.compile's default (Inductor) on tpu tensors runs the tpu backend
 _transformers_experts.install()  # experts_implementation="tpu_ragged" (registered if transformers' MoE is imported)
 

@@ -1,4 +1,6 @@
 """Runtime configuration and counters: show_config(), metrics()."""
+import sys
+
 from . import _C
 
 
@@ -7,12 +9,20 @@ def metrics() -> dict:
     and torch.compile's graph compiles, hits and fallbacks (graph_*)."""
     m = dict(_C.metrics())
     m.update(_C._graph_metrics())
+    # Graphs kept across processes (AOTAutograd's cache); counted once the
+    # backend is loaded, which this does not force.
+    graph_code = sys.modules.get("torch_tpu._dynamo.graph_code")
+    m.update(graph_code.stats if graph_code else {"graph_disk_hits": 0, "graph_disk_writes": 0,
+                                                     "graph_disk_errors": 0})
     return m
 
 
 def reset_metrics() -> None:
     _C.reset_metrics()
     _C._reset_graph_metrics()
+    graph_code = sys.modules.get("torch_tpu._dynamo.graph_code")
+    if graph_code:
+        graph_code.stats.update(dict.fromkeys(graph_code.stats, 0))
 
 
 def config_text() -> str:

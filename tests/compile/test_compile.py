@@ -248,6 +248,8 @@ def test_runner_given_fake_example_inputs_raises_instead_of_crashing(monkeypatch
         return run
 
     monkeypatch.setattr(backend, "_compile_graph", keep)
+    # Compiled here, not loaded from the graph cache (an earlier test process may have stored it).
+    monkeypatch.setattr(backend._graph_code, "_folder", lambda: "")
     torch._dynamo.reset()
     f = torch.compile(lambda x, s: x * s, backend="tpu")
     x = torch.randn(4, device="tpu")

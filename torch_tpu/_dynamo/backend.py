@@ -11,16 +11,20 @@ dynamic=True is rejected. Inductor's modes are accepted and change nothing
 """
 from __future__ import annotations
 
+import collections.abc
 import functools
 import os
 import warnings
 
 import torch
 from torch._dynamo.backends.common import aot_autograd
+from torch._functorch._aot_autograd.schemas import SerializableAOTDispatchCompiler
 from torch._functorch.aot_autograd import make_boxed_func
+from torch._inductor.output_code import OutputCode
 
 from .. import _C
 from . import describe as _describe
+from . import graph_code as _graph_code
 from . import split_graph as _split_graph
 from . import recompiles as _recompiles
 
@@ -31,6 +35,7 @@ def metrics() -> dict:
     """Graph-level counters: programs compiled, cache hits, runs, eager-fallback graphs."""
     m = dict(_C._graph_metrics())
     m["graph_fallbacks"] = _fallback_graphs
+    m.update(_graph_code.stats)
     return m
 
 
@@ -38,6 +43,8 @@ def reset_metrics() -> None:
     global _fallback_graphs
     _C._reset_graph_metrics()
     _fallback_graphs = 0
+    for k in _graph_code.stats:
+        _graph_code.stats[k] = 0
 
 
 def _has_rule(name: str) -> bool:
@@ -104,13 +111,13 @@ def _fallback_error_mode() -> bool:
     return os.environ.get("TORCH_TPU_FALLBACK", "").lower() == "error"
 
 
-def _compile_graph(gm: torch.fx.GraphModule, example_inputs, kind: str):
+def _compile_graph(gm: torch.fx.GraphModule, example_inputs, kind: str) -> _graph_code.GraphCode:
     """fw/bw/inference compiler: the AOT graph -> a boxed callable."""
     global _fallback_graphs
     if _split_graph.has_outside_nodes(gm):
         split = _split_graph.split_at_outside_nodes(gm, functools.partial(_compile_graph, example_inputs=None,
                                                                            kind=kind))
-        return make_boxed_func(split.forward)
+        return _graph_code.eager(kind, make_boxed_func(split.forward), "is split at outside nodes")
     try:
         desc = _describe.describe(gm)
         missing = sorted(op for op in desc.ops if not _has_rule(op))
@@ -123,55 +130,42 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs, kind: str):
         # Visible fallback: the graph runs op by op on the eager tpu path.
         warnings.warn(msg + "; running this graph eagerly")
         _fallback_graphs += 1
-        return make_boxed_func(gm.forward)
-    default_float = _describe.dtype_code(torch.get_default_dtype())
-    # One program per float32 matmul precision, built when first run at it:
-    # Dynamo's guards do not tell "high" from "medium", nor see
-    # torch.tpu.precision() contexts.
-    programs = {}
-
-    def program_at(precision):
-        p = programs.get(precision)
-        if p is None:
-            p = programs[precision] = _C._GraphProgram(f"{kind}", desc.num_inputs, desc.nodes, desc.results,
-                                                       desc.writes, desc.outputs, desc.num_generators,
-                                                       default_float, precision)
-        return p
-
-    program_at(_C._matmul_precision())  # check the graph now, as before
-    positions = desc.tensor_inputs
-    constants = desc.constants
-    every_input_is_tensor = len(positions) == len([n for n in gm.graph.nodes if n.op == "placeholder"])
-
-    cpu_outputs, cpu_writes = desc.cpu_outputs, desc.cpu_writes
-    n_outputs = len(desc.outputs) - len(cpu_writes)
-
-    def run(args):
-        full = list(args) if every_input_is_tensor else [args[p] for p in positions]
-        args.clear()  # free inputs (saved activations) as soon as the program holds them
-        if constants:
-            full.extend(constants)
-        outs = program_at(_C._matmul_precision()).run(full)
-        if cpu_writes or cpu_outputs:
-            for i, k in cpu_writes:
-                full[i].copy_(outs[k])
-            del outs[n_outputs:]
-            for k in cpu_outputs:
-                outs[k] = outs[k].cpu()
-        return outs
-
-    run._boxed_call = True
-    return run
+        return _graph_code.eager(kind, make_boxed_func(gm.forward), "runs eagerly")
+    return _graph_code.GraphCode(kind, desc, _describe.dtype_code(torch.get_default_dtype()),
+                                 len([n for n in gm.graph.nodes if n.op == "placeholder"]))
 
 
-def _aot(gm, example_inputs):
-    return aot_autograd(
-        fw_compiler=functools.partial(_compile_graph, kind="forward"),
-        bw_compiler=functools.partial(_compile_graph, kind="backward"),
-        inference_compiler=functools.partial(_compile_graph, kind="inference"),
-        decompositions=decompositions(),
-        keep_inference_input_mutations=True,
-    )(gm, example_inputs)
+def _compiler(kind: str):
+    # Serializable: AOTAutogradCache stores what it returns (graph_code.py).
+    return SerializableAOTDispatchCompiler(OutputCode, functools.partial(_compile_graph, kind=kind))
+
+
+class _Decompositions(collections.abc.Mapping):
+    """decompositions(), built on first use: a graph loaded from AOTAutograd's
+    cache is not traced, and the table takes ~0.15 s to build in a new process."""
+
+    def __getitem__(self, op):
+        return decompositions()[op]
+
+    def __contains__(self, op):
+        return op in decompositions()
+
+    def __iter__(self):
+        return iter(decompositions())
+
+    def __len__(self):
+        return len(decompositions())
+
+
+def _aot(gm, example_inputs, cacheable: bool = True):
+    with _graph_code.cached(enabled=cacheable):
+        return aot_autograd(
+            fw_compiler=_compiler("forward"),
+            bw_compiler=_compiler("backward"),
+            inference_compiler=_compiler("inference"),
+            decompositions=_Decompositions(),
+            keep_inference_input_mutations=True,
+        )(gm, example_inputs)
 
 
 def _is_symbolic(gm, example_inputs) -> bool:
@@ -204,7 +198,9 @@ class _Specialized:
         fn = self.compiled.get(key)
         if fn is None:
             _recompiles.note(self.site, self.names, args, self.log)
-            fn = _aot(self.gm, list(args))
+            # Not stored: the graph is symbolic, its key would not say which
+            # signature a stored program was specialized to.
+            fn = _aot(self.gm, list(args), cacheable=False)
             self.compiled[key] = fn
         return fn(*args)
 

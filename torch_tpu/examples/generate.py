@@ -121,6 +121,10 @@ def main(argv=None):
         print(f"metrics ({name} generate x2): compiles {m['compiles']}, cache hits {m['cache_hits']}, "
               f"graph compiles {m.get('graph_compiles', 0)}, graph cache hits {m.get('graph_cache_hits', 0)}, "
               f"fallbacks {m['fallbacks']}")
+    # What a later run of the job loads instead of compiling (the compile cache's folder).
+    both = {k: eager[k] + compiled[k] for k in ("disk_cache_hits", "disk_cache_misses", "graph_disk_hits")}
+    print(f"from the disk cache: programs loaded {both['disk_cache_hits']} (compiled {both['disk_cache_misses']}), "
+          f"torch.compile graphs loaded {both['graph_disk_hits']}")
     return dict(path=path, text=text, tokens=tokens)  # for tests
 
 

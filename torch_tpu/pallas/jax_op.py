@@ -122,12 +122,24 @@ class _Traced:
 _by_name: dict = {}  # name -> JaxOp, for compiled graphs (describe.py)
 
 
-@torch._dynamo.disable
 def _donating_call(op, args):
     """A donating op writes its inputs, and PyTorch's functionalization does
     not take a custom op that both mutates and returns a list: under
-    torch.compile it runs outside the graph (a graph break)."""
+    torch.compile it runs outside the graph (a graph break; marked by
+    _mark_for_dynamo)."""
     return op(args)
+
+
+@functools.cache
+def _mark_for_dynamo() -> None:
+    """Dynamo's marks on the call path, applied when the first op is made.
+    As decorators they would import Dynamo at import time, and torch_tpu is
+    imported by every `import torch` (autoload): ~1 s each."""
+    import torch._dynamo
+
+    global _donating_call
+    _donating_call = torch._dynamo.disable(_donating_call)
+    JaxOp._assembly = torch._dynamo.assume_constant_result(JaxOp._assembly)
 
 
 def graph_call(target, args):
@@ -158,6 +170,7 @@ class JaxOp:
         self.donate_argnums = tuple(donate_argnums or ())
         self._traced = {}
         self._lock = threading.Lock()
+        _mark_for_dynamo()
         mutates = ("args",) if self.donate_argnums else ()
         self.op = torch.library.custom_op(f"{NAMESPACE}::{name}", self._impl, mutates_args=mutates)
         self.op.register_fake(self._fake)
@@ -197,11 +210,10 @@ class JaxOp:
             return outs[0]
         return tuple(outs) if kind == "tuple" else list(outs)
 
-    @torch._dynamo.assume_constant_result
     def _assembly(self, signature):
         """How the op's results make the function's outputs: ("leaf" | "tuple"
         | "list", [("fresh", k) or ("arg", i) per output]); plain data, so a
-        compiled caller treats it as a constant."""
+        compiled caller treats it as a constant (_mark_for_dynamo)."""
         t = self._traced[signature]
         donated = {j: i for i, j in t.module.aliases}
         sources, k = [], 0
