@@ -6,12 +6,12 @@ torch_tpu's graph description, lowering and XLA.
 Runs the main job's compiled generation (a tiny Qwen3 from a config, random
 weights, `generate` with a static cache and Transformers' compile config
 pointed at the "tpu" backend) in two fresh processes that share one new
-compile-cache folder: the first compiles, the second loads the programs from
-the disk cache. Eager generation runs first in each process, so the eager
+compile-cache folder: the first compiles, the second loads the programs and
+the graph (AOTAutograd's result, torch_tpu/_dynamo/graph_code.py) from it. Eager generation runs first in each process, so the eager
 programs generate's bookkeeping uses are already built; the compiled call's
 time is then the graph's. Each process prints its first compiled call split
-into: the backend's AOTAutograd (tracing the graph to core ATen), torch_tpu's
-graph description, the graph's first runs less XLA (lowering to StableHLO and
+into: the backend's AOTAutograd (tracing the graph to core ATen, or loading
+its result from the folder), torch_tpu's graph description (none when loaded), the graph's first runs less XLA (lowering to StableHLO and
 executing), XLA (compiling, or loading from the disk cache), and the rest
 (Dynamo tracing the model's Python, guards, generate's own work).
 """
@@ -75,7 +75,7 @@ def main():
     cache = tempfile.mkdtemp(prefix="torch_tpu_first_call_")
     env = dict(os.environ, TORCH_TPU_COMPILE_CACHE=cache)
     rows = []
-    for label in ("first process (compiles)", "second process (disk cache)"):
+    for label in ("first process (compiles)", "second process (disk caches)"):
         out = subprocess.run([sys.executable, __file__, "--child"], env=env, check=True, capture_output=True,
                              text=True).stdout
         rows.append((label, json.loads(out.strip().splitlines()[-1])))
