@@ -51,8 +51,10 @@ CHILD = textwrap.dedent("""
     ok = ok and torch.allclose(lin_t.weight.grad.cpu(), lin_c.weight.grad, rtol=1e-5, atol=1e-6)
 
     m = torch_tpu.metrics()
+    # The tpu key skips Inductor's details, whose code generators cost ~1 s to import.
+    codegen = "torch._inductor.codegen.cuda_combined_scheduling" in sys.modules
     print(json.dumps({"ok": ok, "dtype": str(dt), **{k: m[k] for k in m if k.startswith("graph_disk_")},
-                      "torch_hits": counters["aot_autograd"]["autograd_cache_hit"]}))
+                      "torch_hits": counters["aot_autograd"]["autograd_cache_hit"], "inductor_codegen": codegen}))
 """)
 
 
@@ -78,6 +80,7 @@ def test_second_process_loads_the_graph(tmp_path):
     second, _ = run_child(tmp_path)
     assert (second["graph_disk_hits"], second["graph_disk_writes"], second["graph_disk_errors"]) == (1, 0, 0)
     assert second["torch_hits"] == 1, second
+    assert not first["inductor_codegen"] and not second["inductor_codegen"]
 
 
 def test_key_tells_builds_and_default_dtypes_apart(tmp_path):
