@@ -44,7 +44,8 @@ from torch._subclasses.fake_tensor import unset_fake_temporarily
 from .. import _C
 
 
-# Graphs whose tensor constants (get_attr tensors) take more are not stored.
+# Graphs whose tensor constants (get_attr tensors: tensors made inside the
+# function; captured ones are inputs) take more are not stored.
 MAX_CONSTANT_BYTES = 1 << 20
 
 # Graphs loaded from the folder, entries written, entries found bad (removed).
@@ -114,7 +115,7 @@ class GraphCode(OutputCode):
         if self.uncacheable:
             raise BypassAOTAutogradCache(f"torch_tpu: {self.kind} graph {self.uncacheable}")
         held = sum(t.numel() * t.element_size() for t in self.desc.constants)
-        if held > MAX_CONSTANT_BYTES:  # a captured global weight, say: not copied into the folder
+        if held > MAX_CONSTANT_BYTES:  # a big tensor made inside the function: not copied into the folder
             raise BypassAOTAutogradCache(f"torch_tpu: {self.kind} graph holds {held} bytes of tensor constants")
 
     def post_compile(self, example_inputs, constants, graph_kwargs) -> None:
