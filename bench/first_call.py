@@ -7,11 +7,13 @@ Runs the main job's compiled generation (a tiny Qwen3 from a config, random
 weights, `generate` with a static cache and Transformers' compile config
 pointed at the "tpu" backend) in two fresh processes that share one new
 compile-cache folder: the first compiles, the second loads the programs and
-the graph (AOTAutograd's result, torch_tpu/_dynamo/graph_code.py) from it. Eager generation runs first in each process, so the eager
-programs generate's bookkeeping uses are already built; the compiled call's
-time is then the graph's. Each process prints its first compiled call split
-into: the backend's AOTAutograd (tracing the graph to core ATen, or loading
-its result from the folder), torch_tpu's graph description (none when loaded), the graph's first runs less XLA (lowering to StableHLO and
+the graph (AOTAutograd's result, torch_tpu/_dynamo/graph_code.py) from it.
+Eager generation runs first in each process, so the eager programs generate's
+bookkeeping uses are already built; the compiled call's time is then the
+graph's. Each process prints its first compiled call split into: the
+backend's AOTAutograd (tracing the graph to core ATen, or loading its result
+from the folder), torch_tpu's graph description (none when loaded), the
+graph's first runs less XLA (lowering to StableHLO and
 executing), XLA (compiling, or loading from the disk cache), and the rest
 (Dynamo tracing the model's Python, guards, generate's own work).
 """

@@ -1,7 +1,14 @@
 """Runtime configuration and counters: show_config(), metrics()."""
-import sys
-
 from . import _C
+
+# torch.compile graphs loaded from the compile cache's folder, entries written,
+# entries found bad (removed): counted by torch_tpu/_dynamo/graph_code.py, kept
+# here so that metrics() needs no Dynamo.
+graph_disk = {"graph_disk_hits": 0, "graph_disk_writes": 0, "graph_disk_errors": 0}
+
+
+def reset_graph_disk() -> None:
+    graph_disk.update(dict.fromkeys(graph_disk, 0))
 
 
 def metrics() -> dict:
@@ -9,20 +16,14 @@ def metrics() -> dict:
     and torch.compile's graph compiles, hits and fallbacks (graph_*)."""
     m = dict(_C.metrics())
     m.update(_C._graph_metrics())
-    # Graphs kept across processes (AOTAutograd's cache); counted once the
-    # backend is loaded, which this does not force.
-    graph_code = sys.modules.get("torch_tpu._dynamo.graph_code")
-    m.update(graph_code.stats if graph_code else {"graph_disk_hits": 0, "graph_disk_writes": 0,
-                                                     "graph_disk_errors": 0})
+    m.update(graph_disk)
     return m
 
 
 def reset_metrics() -> None:
     _C.reset_metrics()
     _C._reset_graph_metrics()
-    graph_code = sys.modules.get("torch_tpu._dynamo.graph_code")
-    if graph_code:
-        graph_code.stats.update(dict.fromkeys(graph_code.stats, 0))
+    reset_graph_disk()
 
 
 def config_text() -> str:

@@ -23,6 +23,7 @@ from torch._functorch.aot_autograd import make_boxed_func
 from torch._inductor.output_code import OutputCode
 
 from .. import _C
+from .. import config as _config
 from . import describe as _describe
 from . import graph_code as _graph_code
 from . import split_graph as _split_graph
@@ -35,7 +36,7 @@ def metrics() -> dict:
     """Graph-level counters: programs compiled, cache hits, runs, eager-fallback graphs."""
     m = dict(_C._graph_metrics())
     m["graph_fallbacks"] = _fallback_graphs
-    m.update(_graph_code.stats)
+    m.update(_config.graph_disk)
     return m
 
 
@@ -43,8 +44,7 @@ def reset_metrics() -> None:
     global _fallback_graphs
     _C._reset_graph_metrics()
     _fallback_graphs = 0
-    for k in _graph_code.stats:
-        _graph_code.stats[k] = 0
+    _config.reset_graph_disk()
 
 
 def _has_rule(name: str) -> bool:

@@ -42,15 +42,12 @@ from torch._inductor.output_code import OutputCode
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from .. import _C
+from ..config import graph_disk as stats
 
 
 # Graphs whose tensor constants (get_attr tensors: tensors made inside the
 # function; captured ones are inputs) take more are not stored.
 MAX_CONSTANT_BYTES = 1 << 20
-
-# Graphs loaded from the folder, entries written, entries found bad (removed).
-stats = {"graph_disk_hits": 0, "graph_disk_writes": 0, "graph_disk_errors": 0}
-
 
 class GraphCode(OutputCode):
     """The boxed callable AOTAutograd runs for one graph (forward, backward
@@ -176,6 +173,11 @@ def build_tag() -> str:
 _where = threading.local()  # the graph folder while this thread runs the tpu backend's AOTAutograd
 
 
+def _backend_folder() -> str | None:
+    """None outside the tpu backend; inside it, the graph folder ("" when the cache is off)."""
+    return getattr(_where, "folder", None)
+
+
 def _folder() -> str:
     base = _C._compile_cache_dir()
     return os.path.join(base, "graphs") if base else ""
@@ -185,7 +187,7 @@ _torch_tmp_dir = AOTAutogradCache.__dict__["_get_tmp_dir"].__func__
 
 
 def _tmp_dir(cls):
-    folder = getattr(_where, "folder", None)
+    folder = _backend_folder()
     return os.path.join(folder, "aotautograd") if folder else _torch_tmp_dir(cls)
 
 
@@ -207,7 +209,7 @@ def _hash_details(self, gm, example_inputs, fx_config):
     None of them decides a tpu graph; what does is kept: the graph and the
     inputs' metadata, the tag (``build_tag``), the compile kwargs,
     deterministic algorithms, the default dtype and torch's build."""
-    if getattr(_where, "folder", None) is None:
+    if _backend_folder() is None:
         return _torch_hash_details(self, gm, example_inputs, fx_config)
     FxGraphCache._check_can_cache(gm, example_inputs, fx_config)  # what torch refuses to cache
     self.gm = gm
@@ -235,7 +237,7 @@ def _candidates(cls, local, remote_cache, key):
     names it, and the graph is traced again. (torch's own loop unpickles
     whatever the file holds, and flipped bytes can unpickle into a different,
     valid graph.)"""
-    folder = getattr(_where, "folder", None)
+    folder = _backend_folder()
     if folder is None:
         yield from _torch_candidates(local, remote_cache, key)
         return
@@ -272,7 +274,7 @@ def cached(enabled: bool = True):
     """The context the tpu backend runs AOTAutograd in: its results are
     bundled GraphCode entries in our folder, keyed with ``build_tag``."""
     folder = _folder() if enabled else ""
-    prior = getattr(_where, "folder", None)  # "" marks the tpu backend with the cache off
+    prior = _backend_folder()
     _where.folder = folder
     user_tag = torch.compiler.config.cache_key_tag
     try:
