@@ -2,7 +2,9 @@
 torch_tpu eager (strict and fused: TORCH_TPU_EAGER_MODE=fused) and compiled (torch.compile backend="tpu"), PyTorch/XLA 2.9
 lazy (torch_xla.sync() per step) and eager (PJRT_DEVICE=CPU, in its own venv,
 driven through bench/peers_xla_worker.py), the same models in JAX under
-jax.jit (bench/peers_jax.py, same weights), and PyTorch CPU eager.
+jax.jit (bench/peers_jax.py, same weights) on jaxlib's own CPU client and on
+the xla_cpu_pjrt plugin the tpu device runs on ("jax.jit@plugin": what the
+plugin build costs, apart from our programs), and PyTorch CPU eager.
 
     bash bench/setup_peers.sh          # once: jax next to torch_tpu, .venv-peers/xla
     python bench/peers.py [--repeats N] [--workloads a,b] [--out docs/benchmarks.md]
@@ -35,6 +37,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 
+from jax_plugin import plugin_device  # noqa: E402
 from peers_torch import (ADAMW, BLOCK, HERE, NEW_TOKENS, ROOT, WORKLOADS, Block, TorchSystem,  # noqa: E402
                          first_call, make_inputs, timed_calls)
 
@@ -42,12 +45,27 @@ from peers_torch import (ADAMW, BLOCK, HERE, NEW_TOKENS, ROOT, WORKLOADS, Block,
 # --- the peers that run elsewhere ----------------------------------------------
 
 class JaxSystem:
-    name = "jax.jit"
+    """jax.jit on jaxlib's own XLA CPU client ("jax.jit"), or on the very
+    plugin the tpu device runs on ("jax.jit@plugin": device given), which
+    separates what our programs cost from what the plugin build costs."""
 
-    def __init__(self, pj):
-        self.pj, self.runs = pj, {}
+    def __init__(self, pj, name="jax.jit", device=None):
+        self.pj, self.name, self.device, self.runs = pj, name, device, {}
+
+    def _on_device(self):
+        import contextlib
+        import jax
+        return contextlib.nullcontext() if self.device is None else jax.default_device(self.device)
 
     def first(self, w, inputs, checkpoint):
+        with self._on_device():
+            return self._first(w, inputs, checkpoint)
+
+    def timed(self, w, iters):
+        with self._on_device():
+            return self._timed(w, iters)
+
+    def _first(self, w, inputs, checkpoint):
         pj = self.pj
         if w in ("add16", "matmul1024"):
             a, b = (t.numpy() for t in inputs["add" if w == "add16" else "matmul"])
@@ -76,7 +94,7 @@ class JaxSystem:
         s = time.perf_counter() - t0
         return s, self.pj.compiles() - c0, torch.from_numpy(output().copy())
 
-    def timed(self, w, iters):
+    def _timed(self, w, iters):
         run, sync = self.runs[w]
         c0 = self.pj.compiles()
         t0 = time.perf_counter()
@@ -269,7 +287,8 @@ def table(header, rows):
     return "\n".join(out)
 
 
-SYSTEMS = ["PyTorch CPU", "tpu eager", "tpu fused", "tpu compiled", "jax.jit", "torch_xla lazy", "torch_xla eager"]
+SYSTEMS = ["PyTorch CPU", "tpu eager", "tpu fused", "tpu compiled", "jax.jit", "jax.jit@plugin", "torch_xla lazy",
+           "torch_xla eager"]
 TORCH_TPU_SYSTEMS = ("tpu eager", "tpu fused", "tpu compiled")  # the columns compared with the peers
 
 
@@ -289,7 +308,8 @@ def report(results, meta, notes, missing):
              "Median time per call over the timed samples, with their interquartile range; every system is "
              "timed round-robin in the same run on the same inputs (bench/peers.py's docstring says how), and "
              "every system's first result equals PyTorch CPU's (token ids exactly, floats within 1e-4) unless a "
-             "note says otherwise. torch_tpu's `tpu` device (XLA CPU PJRT plugin) and jax.jit (jaxlib) run in "
+             "note says otherwise. torch_tpu's `tpu` device (XLA CPU PJRT plugin), jax.jit (jaxlib's own CPU "
+             "client) and jax.jit@plugin (the same JAX programs on the plugin the tpu device runs on) run in "
              "one process; torch_xla runs with PJRT_DEVICE=CPU in two worker processes, one per mode. PyTorch "
              "CPU uses 2 threads with OMP_WAIT_POLICY=PASSIVE (see bench/peers.py).", ""]
     wl = list(results)
@@ -298,7 +318,7 @@ def report(results, meta, notes, missing):
     for w in wl:
         rows.append([WORKLOADS[w][0]] + [cell_time(get(w, n)) if get(w, n) else na for n in names])
     lines.append(table(["workload"] + names, rows))
-    for peer in ("PyTorch CPU", "jax.jit"):
+    for peer in ("PyTorch CPU", "jax.jit", "jax.jit@plugin"):
         lines += ["", f"## Ratio to {peer} (time / {peer}'s time; below 1: faster)", ""]
         rows = []
         for w in wl:
@@ -329,7 +349,7 @@ def report(results, meta, notes, missing):
     lines += ["", "## Where torch_tpu is ahead and where it is behind", "",
               "Time per call: torch_tpu's median / the peer's median; \"ahead\" or \"behind\" only where the "
               "interquartile ranges of the two do not overlap, \"ranges overlap\" otherwise.", ""]
-    peers = ("PyTorch CPU", "jax.jit", "torch_xla lazy", "torch_xla eager")
+    peers = ("PyTorch CPU", "jax.jit", "jax.jit@plugin", "torch_xla lazy", "torch_xla eager")
     for mine in TORCH_TPU_SYSTEMS:
         for p in peers:
             seen = {"ahead": [], "behind": [], "ranges overlap": []}
@@ -452,12 +472,20 @@ def main():
         return "bench/setup_peers.sh failed: " + " ".join(open(path).read().split())
 
     try:
-        import peers_jax
         import jax
+        jax.config.update("jax_platforms", "cpu,xla_cpu_pjrt")
+        on_plugin = plugin_device(jax)  # registers the plugin: before any JAX backend starts
+        if on_plugin is None:
+            jax.config.update("jax_platforms", "cpu")
+        import peers_jax
         systems.append(JaxSystem(peers_jax))
         versions.append(f"jax {jax.__version__}")
+        if on_plugin is not None:
+            systems.append(JaxSystem(peers_jax, "jax.jit@plugin", on_plugin))
+        else:
+            missing["jax.jit@plugin"] = "JAX could not load the xla_cpu_pjrt plugin (printed above)"
     except Exception as e:
-        missing["jax.jit"] = f"`import jax` failed ({short(e)}); {setup_error('jax')}"
+        missing["jax.jit"] = missing["jax.jit@plugin"] = f"`import jax` failed ({short(e)}); {setup_error('jax')}"
     workers = []
     tmp = tempfile.mkdtemp(prefix="peers-")
     inputs_path = os.path.join(tmp, "inputs.pt")

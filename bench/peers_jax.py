@@ -1,5 +1,6 @@
 """The bench/peers.py workloads written in JAX, run under jax.jit on JAX's own
-XLA CPU backend, with the torch models' weights (the "XLA limit" peer).
+XLA CPU backend (or, under jax.default_device, on the xla_cpu_pjrt plugin), with
+the torch models' weights (the "XLA limit" peer).
 
 Each builder takes numpy inputs / a torch state_dict and returns
 (run, sync, output): run() does one unit of work (as the torch workloads do),
@@ -11,7 +12,8 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
-jax.config.update("jax_platforms", "cpu")
+if not jax.config.jax_platforms:  # bench/peers.py may have added the xla_cpu_pjrt plugin
+    jax.config.update("jax_platforms", "cpu")
 
 _compiles = [0]
 

@@ -69,12 +69,25 @@ def test_matmuls_of_new_buffers_at_freed_addresses():
             torch.testing.assert_close(p.cpu(), torch.full((n, n), v * v * n), rtol=0, atol=0, msg=f"batch {it}")
 
 
+_MATMUL = "import torch; x = torch.ones(192, 192, device='tpu'); (x @ x).cpu()"
+# JAX loads the very same plugin first and starts it, so the plugin has read
+# XLA_FLAGS (once per process) before torch_tpu's runtime starts.
+_JAX_FIRST = ("import sys, jax; sys.path.insert(0, sys.argv[1]); from jax_plugin import plugin_device; "
+              "jax.config.update('jax_platforms', 'cpu,xla_cpu_pjrt'); assert plugin_device(jax) is not None; ")
+
+
 def test_the_cpu_plugin_runs_without_its_xnnpack_dot(tmp_path):
-    code = "import torch; x = torch.ones(192, 192, device='tpu'); (x @ x).cpu()"
-    env = dict(os.environ, XLA_FLAGS=f"--xla_dump_to={tmp_path}", TORCH_TPU_COMPILE_CACHE="0")
-    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)
-    options = [p.read_text() for p in tmp_path.glob("*.debug_options")]
-    assert options and all("xla_cpu_use_xnnpack: false" in o for o in options), options
+    bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench")
+    for name, code in (("alone", _MATMUL), ("after JAX started the plugin", _JAX_FIRST + _MATMUL)):
+        dump = tmp_path / name.replace(" ", "_")
+        env = dict(os.environ, XLA_FLAGS=f"--xla_dump_to={dump}", TORCH_TPU_COMPILE_CACHE="0")
+        run = subprocess.run([sys.executable, "-c", code, bench], env=env, capture_output=True, text=True,
+                             timeout=120)
+        assert run.returncode == 0, (name, run.stderr[-2000:])
+        options = [p.read_text() for p in dump.glob("*torch_tpu*.debug_options")]
+        # Every program of ours carries the setting, whoever started the plugin.
+        assert options and all("xla_cpu_use_xnnpack: false" in o for o in options), (name, options)
+        assert "xla_cpu_use_xnnpack" not in run.stderr, name  # no warning: the user set nothing
 
 
 def test_xla_flags_that_keep_the_xnnpack_dot_on_are_warned_about():

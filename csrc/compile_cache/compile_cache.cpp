@@ -159,7 +159,7 @@ std::shared_ptr<pjrt::Executable> compile(
   const Digest key = Sha256()
                          .field(kKeyScheme)
                          .field(identity(s, *client))
-                         .field(pjrt::serialize_compile_options(settings))
+                         .field(pjrt::serialize_compile_options(client->compile_settings(settings)))
                          .field(program)
                          .finish();
   if (auto exe = load_entry(s, key, client, settings, t0)) return exe;

@@ -103,9 +103,9 @@ bool launched_one_process_per_device() {
 std::unique_ptr<Runtime> start_runtime() {
   auto rt = std::make_unique<Runtime>();
   rt->plugin_path = pjrt::locate_plugin(search_dirs);
-  apply_plugin_workarounds(rt->plugin_path);
   rt->api = pjrt::Api::load(rt->plugin_path);
   pjrt::ClientOptions options;
+  options.compile_option_overrides = plugin_compile_overrides(rt->plugin_path);
   if (const char* n = std::getenv("TORCH_TPU_NUM_CPU_DEVICES")) {
     options.cpu_device_count = std::atoll(n);
   } else if (launched_one_process_per_device()) {

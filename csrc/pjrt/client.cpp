@@ -31,7 +31,9 @@ std::shared_ptr<Client> Client::create(std::shared_ptr<Api> api,
   check(c, c->PJRT_Client_Create(&args), "PJRT_Client_Create");
   // The constructor takes ownership at once, so a failing query below still
   // destroys the client.
-  return std::shared_ptr<Client>(new Client(std::move(api), args.client));
+  auto client = std::shared_ptr<Client>(new Client(std::move(api), args.client));
+  client->compile_option_overrides_ = options.compile_option_overrides;
+  return client;
 }
 
 Client::Client(std::shared_ptr<Api> api, abi::PJRT_Client* client)

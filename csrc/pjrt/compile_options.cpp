@@ -59,6 +59,15 @@ constexpr int kMapEntryValue = 2;
 
 }  // namespace
 
+CompileSettings with_default_overrides(CompileSettings settings, const OptionOverrides& defaults) {
+  for (const auto& entry : defaults) {
+    bool named = false;
+    for (const auto& own : settings.env_option_overrides) named = named || own.first == entry.first;
+    if (!named) settings.env_option_overrides.push_back(entry);
+  }
+  return settings;
+}
+
 std::string serialize_compile_options(const CompileSettings& settings) {
   ProtoWriter build;
   build.int64_field(build_options::kDeviceOrdinal, -1);

@@ -9,17 +9,22 @@
 
 namespace torch_tpu::pjrt {
 
+// XLA debug-option overrides by name, e.g. {"xla_cpu_enable_fast_math",
+// "False"}: values are strings XLA parses by the option's type (booleans are
+// spelled "True"/"False"). Unknown names fail compilation.
+using OptionOverrides = std::vector<std::pair<std::string, std::string>>;
+
 struct CompileSettings {
   int num_replicas = 1;
   int num_partitions = 1;
   // A portable executable is not bound to a device at compile time and can
   // run on any addressable device (chosen per execute call).
   bool portable = true;
-  // XLA debug-option overrides by name, e.g. {"xla_cpu_enable_fast_math",
-  // "False"}. Values are strings that XLA parses by the option's type
-  // (booleans are spelled "True"/"False"). Unknown names fail compilation.
-  std::vector<std::pair<std::string, std::string>> env_option_overrides;
+  OptionOverrides env_option_overrides;
 };
+
+// `settings` with `defaults` added where it does not name the option itself.
+CompileSettings with_default_overrides(CompileSettings settings, const OptionOverrides& defaults);
 
 // Serialized CompileOptionsProto (xla/pjrt/proto/compile_options.proto):
 //   executable_build_options (3) {

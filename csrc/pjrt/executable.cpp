@@ -22,7 +22,7 @@ std::shared_ptr<Executable> Executable::compile(
   }
   const abi::PJRT_Api* c = client->api()->raw();
   static const char kFormat[] = "mlir";
-  const std::string options = serialize_compile_options(settings);
+  const std::string options = serialize_compile_options(client->compile_settings(settings));
   // PJRT_Program::code is non-const in the ABI; hand it a private copy.
   std::string code = stablehlo_mlir_text;
 

@@ -451,5 +451,14 @@ TEST(PjrtCompileOptions, Encoding) {
   EXPECT_EQ(bytes, expected);
 }
 
+TEST(PjrtCompileOptions, DefaultOverridesYieldToTheCallersOwn) {
+  CompileSettings settings;
+  settings.env_option_overrides = {{"a", "mine"}};
+  const CompileSettings merged = with_default_overrides(settings, {{"a", "default"}, {"b", "default"}});
+  EXPECT_EQ(merged.env_option_overrides,
+            (OptionOverrides{{"a", "mine"}, {"b", "default"}}));
+  EXPECT_EQ(with_default_overrides(CompileSettings{}, {}).env_option_overrides, OptionOverrides{});
+}
+
 }  // namespace
 }  // namespace torch_tpu::pjrt
