@@ -158,7 +158,10 @@ def tiny_graph_call(jax, jnp, repeats, iters=2000):
     split by layer: the whole torch.compile call; AOTAutograd's callable (what
     the backend returns to Dynamo, so the difference is Dynamo's guards and
     frame wrappers); torch_tpu's runner alone (Python shim + the C++ program
-    run: argument checks, cache lookup, execute, outputs); and jax.jit."""
+    run: argument checks, cache lookup, execute, outputs); and jax.jit. Then
+    Dynamo's own floor: the same lambda compiled with a backend that hands
+    back a stored result (no graph runs), on tpu and on CPU tensors: what
+    any torch.compile call costs here before a backend's callable runs."""
     import torch_tpu._dynamo.backend as backend
     layers = {}
     compile_graph, aot = backend._compile_graph, backend._aot
@@ -186,6 +189,12 @@ def tiny_graph_call(jax, jnp, repeats, iters=2000):
     runs = {"torch.compile call": (lambda: f(x, y), torch.tpu.synchronize),
             "AOTAutograd callable": (lambda: layers["aot"](x, y), torch.tpu.synchronize),
             "torch_tpu runner": (lambda: layers["runner"]([x, y]), torch.tpu.synchronize)}
+    for device in ("tpu", "cpu"):
+        a, b = x.to(device), y.to(device)
+        stored = [(a * 2 + b).sin()]
+        floor = torch.compile(lambda x, y: (x * 2 + y).sin(), fullgraph=True,
+                              backend=lambda gm, example_inputs: lambda *args: stored)
+        runs[f"Dynamo alone, {device}"] = ((lambda floor=floor, a=a, b=b: floor(a, b)), lambda: None)
     if jax is not None:
         jf = jax.jit(lambda x, y: jnp.sin(x * 2 + y))
         xj, yj = jnp.asarray(x.cpu().numpy()), jnp.asarray(y.cpu().numpy())
