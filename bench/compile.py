@@ -14,7 +14,10 @@ jaxlib's XLA is newer: it lowers these dots to YNNPACK fusions, which the
 plugin's build does not (2.4x on the MLP, 2026-12-05). Prints median seconds
 per call and the ratios compiled/eager-tpu, compiled/cpu-eager, compiled/jax.jit
 and compiled/jax@plugin (below 1: compiled tpu faster). tpu and JAX times
-include waiting for the results.
+include waiting for the results. Then one compiled tiny graph's call split
+by layer, with Dynamo's own floor, and bench/peers.py's compiled greedy
+decode beside the same decode with a backend that replays stored outputs
+(Dynamo's per-call work on a Transformers forward, plus the loop's eager ops).
 """
 import argparse
 import os
@@ -150,6 +153,7 @@ def main():
         print(f"{name:34s} {c * 1e3:8.2f}ms {t['eager'] * 1e3:8.2f}ms {t['cpu'] * 1e3:8.2f}ms {jx * 1e3:8.2f}ms "
               f"{jp * 1e3:8.2f}ms {c / t['eager']:8.2f} {c / t['cpu']:7.2f} {c / jx:7.2f} {c / jp:12.2f}")
     tiny_graph_call(jax, jnp, args.repeats)
+    decode_floor(args.repeats)
     print(f"load average {os.getloadavg()[0]:.2f} (1 min) at the end")
 
 
@@ -206,6 +210,35 @@ def tiny_graph_call(jax, jnp, repeats, iters=2000):
     print("compiled tiny graph (x * 2 + y).sin(), 16 floats, per call:")
     for name, s in t.items():
         print(f"  {name:22s} {s * 1e6:7.1f}us  {s / jx:5.2f}x jax.jit")
+
+def decode_floor(repeats):
+    """bench/peers.py's compiled greedy decode (tiny Qwen3, static cache, 64
+    tokens, one compiled forward call per token) with the "tpu" backend, and
+    with a backend that runs each graph once and then hands back its stored
+    outputs: what is left is Dynamo's per-call work on a Transformers forward
+    (its guards) and the loop's few eager ops, the part of the decode that no
+    backend's programs can remove."""
+    from peers_torch import build_torch, make_inputs
+    from torch_tpu.examples import tiny_checkpoint
+
+    def replaying(gm, example_inputs):
+        stored = []
+
+        def run(*args):
+            if not stored:
+                stored.append(gm(*args))
+            return stored[0]
+        return run
+
+    checkpoint = tiny_checkpoint.build()
+    inputs = make_inputs(checkpoint)
+    runs = {name: (build_torch("decode64", inputs, checkpoint, "tpu", backend, lambda: None), torch.tpu.synchronize)
+            for name, backend in (("tpu backend", True), ("Dynamo + loop ops", replaying))}
+    t = seconds_per_call(runs, 1, repeats)
+    print("compiled greedy decode, 64 tokens (bench/peers.py's (d)):")
+    for name, s in t.items():
+        print(f"  {name:22s} {s * 1e3:7.2f}ms  {s / t['tpu backend']:5.0%}")
+
 
 if __name__ == "__main__":
     main()

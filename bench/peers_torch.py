@@ -56,8 +56,9 @@ def load_qwen3(checkpoint, device):
 def build_torch(name, inputs, checkpoint, device, compiled, step_end):
     """run() for one call of workload `name` on `device`; it returns the call's
     result (left on the device). step_end() ends each step (torch_xla.sync()
-    for lazy tensors)."""
-    comp = functools.partial(torch.compile, backend="tpu", dynamic=False, fullgraph=True) if compiled else None
+    for lazy tensors). compiled: False, True (backend "tpu") or another backend."""
+    backend = "tpu" if compiled is True else compiled
+    comp = functools.partial(torch.compile, backend=backend, dynamic=False, fullgraph=True) if compiled else None
     if name in ("add16", "matmul1024"):
         a, b = (t.to(device) for t in inputs["add" if name == "add16" else "matmul"])
         f = (lambda a, b: a + b) if name == "add16" else (lambda a, b: a @ b)
