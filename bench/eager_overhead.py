@@ -8,7 +8,9 @@ strict eager mode and in fused mode) and the ratios to the CPU (below 1: tpu
 faster). tpu times include waiting for completion. Then the
 cost of a new shape: three small ops (add, mul, sum) on 16 new shapes, the
 median per program, split into XLA's compile (PJRT_Client_Compile) and the
-rest (meta kernels, program building, execution). Last, ops whose eager call
+rest (meta kernels, program building, execution). Between them, the PJRT
+execute alone (bench/cpp/pjrt_execute.cpp, run as a subprocess): the floor
+under every strict-mode op. Last, ops whose eager call
 once cost far more than a cached tiny op (a Python meta kernel on every out=
 call and every arange, pow computing every shortcut, topk as a full sort):
 per call on each device, independent calls, one synchronize per sample.
@@ -43,6 +45,31 @@ def per_op_seconds(op, a, b, sync, iters, repeats):
     return statistics.median(samples), min(samples), max(samples)
 
 
+def execute_floor(cpu_add_seconds):
+    """The PJRT execute under every strict-mode op, timed alone in C++
+    (bench/cpp/pjrt_execute.cpp, built with the C++ tests into build/py): the
+    same 16-element add chained through torch_tpu's PJRT layer on the same
+    plugin, nothing of PyTorch around it."""
+    import subprocess
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    binary = os.environ.get("TORCH_TPU_BENCH_PJRT_EXECUTE", os.path.join(root, "build", "py", "bench_pjrt_execute"))
+    plugin = os.environ.get("TORCH_TPU_PJRT_PLUGIN")
+    if not plugin:
+        import xla_plugins.xla_cpu_pjrt as cpu_plugin
+        plugin = os.path.join(os.path.dirname(cpu_plugin.__file__), "xla_cpu_pjrt.so")
+    if not os.path.exists(binary):
+        print(f"pjrt execute alone: not measured ({binary} not built: scripts/setup.sh builds it)")
+        return
+    out = subprocess.run([binary, plugin, "5"], capture_output=True, text=True, timeout=300)
+    line = out.stdout.strip().splitlines()[-1] if out.returncode == 0 and out.stdout.strip() else ""
+    if not line:
+        print(f"pjrt execute alone: failed ({out.stderr.strip()[-300:]})")
+        return
+    median_us = float(line.split("median ")[1].split(" us")[0])
+    print(f"{line} (C++, same plugin, add of 16 floats): {median_us * 1e-6 / cpu_add_seconds:.2f}x the CPU's "
+          f"whole add, the floor under a strict-mode op")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=7)
@@ -60,6 +87,7 @@ def main():
           f"tpu = {torch.tpu.get_device_name()} via PJRT, {torch.get_num_threads()} CPU threads")
     print(f"{'workload':36s} {'cpu eager':>12s} {'tpu eager':>12s} {'tpu fused':>12s} {'tpu/cpu':>8s} "
           f"{'fused/cpu':>9s}")
+    tiny_cpu = None
     for name, (make, op, iters) in cases.items():
         a, b = make("cpu")
         cpu = per_op_seconds(op, a, b, lambda: None, iters, args.repeats)
@@ -70,6 +98,8 @@ def main():
             fused = per_op_seconds(op, ta, tb, torch.tpu.synchronize, iters, args.repeats)
         print(f"{name:36s} {cpu[0] * 1e6:10.1f}us {tpu[0] * 1e6:10.1f}us {fused[0] * 1e6:10.1f}us "
               f"{tpu[0] / cpu[0]:8.2f} {fused[0] / cpu[0]:9.2f}")
+        tiny_cpu = tiny_cpu or cpu[0]
+    execute_floor(tiny_cpu)
     m = torch_tpu.metrics()
     print(f"compiles {m['compiles']}, cache hits {m['cache_hits']}, fallbacks {m['fallbacks']}")
     new_shape_cost()
