@@ -53,10 +53,7 @@ def execute_floor(cpu_add_seconds):
     import subprocess
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     binary = os.environ.get("TORCH_TPU_BENCH_PJRT_EXECUTE", os.path.join(root, "build", "py", "bench_pjrt_execute"))
-    plugin = os.environ.get("TORCH_TPU_PJRT_PLUGIN")
-    if not plugin:
-        import xla_plugins.xla_cpu_pjrt as cpu_plugin
-        plugin = os.path.join(os.path.dirname(cpu_plugin.__file__), "xla_cpu_pjrt.so")
+    plugin = torch_tpu._C._runtime_info()["plugin_path"]  # the plugin the tpu device runs on
     if not os.path.exists(binary):
         print(f"pjrt execute alone: not measured ({binary} not built: scripts/setup.sh builds it)")
         return
