@@ -173,7 +173,7 @@ TORCH_TPU_LOWERING("neg", [](Builder& b, const OpCall& c, const Values& v) {
 TORCH_TPU_LOWERING("abs", [](Builder& b, const OpCall& c, const Values& v) {
   reject_dtype(c, c.outputs[0].dtype == DType::Pred, "abs_cpu");
   if (hlo::is_complex(operand(c, v, 0).type.dtype))  // the magnitude, a real value
-    return Values{b.emit1("abs", {operand(c, v, 0)}, "", c.outputs[0])};
+    return Values{to_type(b, magnitude(b, operand(c, v, 0)), c.outputs[0])};
   Value x = to_type(b, operand(c, v, 0), c.outputs[0]);
   return Values{hlo::is_unsigned(x.type.dtype) ? x : b.unary("abs", x)};
 });

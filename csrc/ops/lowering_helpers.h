@@ -1,5 +1,7 @@
 // Small helpers shared by lowering rules.
 #pragma once
+
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -53,10 +55,18 @@ inline std::string precision_config(MatmulPrecision precision, DType dtype) {
   return std::string(", precision_config = [#stablehlo<precision ") + p + ">, #stablehlo<precision " + p + ">]";
 }
 
-// |x|: real for complex x (StableHLO's abs of a complex is its magnitude).
+// |x|: real for complex x. StableHLO's abs of a complex is its magnitude,
+// but the CPU plugin's build loses a NaN imaginary part (|1 + nan i| = 1.41,
+// |0 + nan i| = 0, |nan + inf i| = nan); the CPU's std::abs is C99 hypot:
+// inf when either part is infinite, else NaN when either is NaN.
 inline Value magnitude(hlo::Builder& b, const Value& x) {
   if (!hlo::is_complex(x.type.dtype)) return b.unary("abs", x);
-  return b.emit1("abs", {x}, "", x.type.with_dtype(hlo::complex_component(x.type.dtype)));
+  Value m = b.emit1("abs", {x}, "", x.type.with_dtype(hlo::complex_component(x.type.dtype)));
+  Value re = b.unary("abs", b.real(x)), im = b.unary("abs", b.imag(x));
+  Value inf = b.splat_float(m.type, std::numeric_limits<double>::infinity());
+  Value any_inf = b.binary("or", b.compare(re, inf, "EQ"), b.compare(im, inf, "EQ"));
+  Value any_nan = b.binary("or", b.compare(re, re, "NE"), b.compare(im, im, "NE"));
+  return b.select(any_inf, inf, b.select(any_nan, b.splat_float(m.type, std::numeric_limits<double>::quiet_NaN()), m));
 }
 
 }  // namespace torch_tpu::ops

@@ -284,7 +284,7 @@ TORCH_TPU_LOWERING("logsumexp", [](Builder& b, const OpCall& c, const Values& v)
 Value vector_norm(Builder& b, const OpCall& c, const Value& x, const Value* ord, const std::vector<int64_t>& dims) {
   DType acc = compute_type(c.outputs[0].dtype);  // real, also for complex input
   Value a = hlo::is_complex(x.type.dtype)
-                ? b.convert(b.emit1("abs", {x}, "", x.type.with_dtype(hlo::complex_component(x.type.dtype))), acc)
+                ? b.convert(magnitude(b, x), acc)
                 : b.unary("abs", b.convert(x, acc));
   Value p = ord ? b.convert(*ord, acc) : b.constant_float(acc, 2);
   auto is = [&](const Value& o, double k) {

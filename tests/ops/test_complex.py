@@ -119,6 +119,24 @@ def test_non_finite_classification_and_logic(dtype):
 
 
 @pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_magnitude_keeps_nan_and_inf_parts(dtype):
+    # |z| is C99's hypot, as the CPU's std::abs: inf when a part is infinite,
+    # else NaN when a part is NaN. (The CPU plugin's own complex abs gave
+    # |1 + nan i| = 1.41 and |0 + nan i| = 0: a NaN silently lost.)
+    nan, inf = math.nan, math.inf
+    z = torch.tensor([complex(0, nan), complex(1, nan), complex(nan, 0), complex(nan, nan), complex(inf, nan),
+                      complex(nan, -inf), complex(-inf, 2), complex(0, inf), complex(3, 4), complex(-0.0, 0),
+                      complex(1e30, 1e30), complex(-1e-30, 1e-30)], dtype=dtype)
+    check(lambda a: (a.abs(), a.sgn(), torch.angle(a)), z)
+    check(lambda a: (a.abs(), a.sgn()), z[1::3])  # strided
+    check(lambda a: (a.abs(), a.sgn()), z[0])  # 0-d
+    # Norms see every element's magnitude: one NaN part makes the norm NaN.
+    rows = z.reshape(4, 3)
+    check(lambda a: (torch.linalg.vector_norm(a, 2, 1), torch.linalg.vector_norm(a, 1, 1),
+                     torch.linalg.vector_norm(a, inf, 1), torch.linalg.vector_norm(a, -inf, 1), a.norm(dim=1)), rows)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
 def test_pow_silu_ldexp_lerp_addc(dtype):
     x, y, w = cmake((3, 4), 13, dtype), cmake((3, 4), 14, dtype) / 4, cmake((3, 4), 15, dtype)
     check(torch.pow, x, y)

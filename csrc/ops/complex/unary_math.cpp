@@ -176,7 +176,7 @@ TORCH_TPU_COMPLEX_UNARY("acos", acos(b, z));
 TORCH_TPU_COMPLEX_UNARY("atan", times_minus_i(b, atanh(b, times_i(b, z))));
 // sgn: z / |z|, 0 at 0.
 TORCH_TPU_COMPLEX_UNARY("sgn", [](Builder& b, const Value& z) {
-  Value a = b.emit1("abs", {z}, "", z.type.with_dtype(hlo::complex_component(z.type.dtype)));
+  Value a = magnitude(b, z);
   Value zero = b.splat_float(a.type, 0);
   Value r = b.divide(z, b.complex(a, zero));
   return b.select(b.compare(a, zero, "EQ"), cx(b, 0, 0, z), r);
