@@ -8,11 +8,18 @@
 #   * PyTorch/XLA: torch-xla 2.9.0 with its matching torch 2.9.0 in its own venv
 #     .venv-peers/xla (PJRT_DEVICE=CPU), driven by bench/peers_xla_worker.py as a
 #     subprocess. On x86_64 PyPI's torch 2.9.0 is a CUDA build (several GB).
+#   * On request only, a newer XLA CPU PJRT plugin (newer-xla): the one
+#     lammps-jax-pjrt-cpu 0.11.2 ships, built from jaxlib 0.11.2's XLA (the
+#     xla_cpu_pjrt wheel's XLA is from 2025-11), in .venv-peers/newer-xla. Not a
+#     peer of its own: run any bench/ script on it with
+#     TORCH_TPU_PJRT_PLUGIN=.venv-peers/newer-xla/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so
+#     to see which gaps the plugin's build decides (its jax@plugin column then
+#     runs JAX on that plugin too).
 # A peer that fails to install is reported with its command and message in
 # .venv-peers/<peer>.error, which bench/peers.py prints into its table.
 #
 #   bash bench/setup_peers.sh            # both peers
-#   bash bench/setup_peers.sh jax        # one of them (jax | xla)
+#   bash bench/setup_peers.sh jax        # one of them (jax | xla | newer-xla)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
@@ -68,12 +75,27 @@ print("torch", torch.__version__, "torch_xla", torch_xla.__version__, x.cpu().to
   echo "torch_xla ready in $py"
 }
 
+setup_newer_xla() {
+  rm -f .venv-peers/newer-xla.error .venv-peers/newer-xla.log
+  # --no-deps: the wheel is a bare plugin library; its jax pin is for LAMMPS.
+  attempt newer-xla "$PYTHON" -m pip install -q --no-deps --upgrade --target .venv-peers/newer-xla \
+    "lammps-jax-pjrt-cpu==0.11.2" || return 1
+  local so=.venv-peers/newer-xla/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so
+  attempt newer-xla env TORCH_TPU_PJRT_PLUGIN="$so" "$PYTHON" -c '
+import torch, torch_tpu
+x = torch.arange(4.0, device="tpu")
+print(torch_tpu._C._runtime_info()["plugin_path"], (x * 2).cpu().tolist())
+' || return 1
+  echo "newer XLA CPU plugin ready: TORCH_TPU_PJRT_PLUGIN=$so"
+}
+
 status=0
 for p in $PEERS; do
   case $p in
     jax) setup_jax || status=1 ;;
     xla) setup_xla || status=1 ;;
-    *) echo "unknown peer $p (jax | xla)" >&2; status=2 ;;
+    newer-xla) setup_newer_xla || status=1 ;;
+    *) echo "unknown peer $p (jax | xla | newer-xla)" >&2; status=2 ;;
   esac
 done
 exit $status

@@ -171,6 +171,16 @@ bool runtime_initialized() {
   return the_runtime != nullptr;
 }
 
+std::string plugin_path() {
+  std::lock_guard<std::mutex> lock(init_mutex);
+  if (the_runtime) return the_runtime->plugin_path;
+  try {
+    return pjrt::locate_plugin(search_dirs);
+  } catch (const pjrt::Error& e) {
+    TORCH_CHECK(false, "torch_tpu: ", e.what());
+  }
+}
+
 int device_count() {
   try {
     return static_cast<int>(runtime().devices.size());

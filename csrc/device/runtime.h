@@ -31,6 +31,9 @@ void set_plugin_search_dirs(std::vector<std::string> dirs);
 // same one on every later call) when no plugin can be loaded.
 Runtime& runtime();
 bool runtime_initialized();
+// The plugin the runtime runs on (or, before it starts, the one it would
+// load), without starting it: for tools that load the same plugin beside us.
+std::string plugin_path();
 // True in a child forked after the runtime started in the parent; runtime() then raises.
 bool in_bad_fork();
 int device_count();  // 0 when the runtime cannot start; never throws

@@ -112,6 +112,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_lowered_ops", &ops::lowered_ops);
   m.def("_runtime_info", &runtime_info);
   m.def("_runtime_started", &device::runtime_initialized);
+  m.def("_plugin_path", &device::plugin_path);
   m.def("_is_in_bad_fork", &device::in_bad_fork);
   m.def("_start_runtime", []() { device::runtime(); });
   m.def("device_count", &device::device_count);
