@@ -56,6 +56,19 @@ def test_missing_plugin_gives_one_clear_error():
     assert r.returncode == 0 and r.stdout.strip() == "False 0", r.stderr
 
 
+def test_plugin_path_is_known_before_the_runtime_starts():
+    # Tools that load the same plugin beside us (bench/jax_plugin.py) ask
+    # which one without starting it; the runtime then loads that very file.
+    code = ("import torch, torch_tpu\n"
+            "before = torch_tpu._C._plugin_path(); started = torch_tpu._C._runtime_started()\n"
+            "torch.ones(1, device='tpu')\n"
+            "print(started, before == torch_tpu._C._runtime_info()['plugin_path'] == torch_tpu._C._plugin_path())\n")
+    r = run_python(code)
+    assert r.returncode == 0 and r.stdout.strip() == "False True", (r.stdout, r.stderr)
+    r = run_python("import torch_tpu; torch_tpu._C._plugin_path()", TORCH_TPU_PJRT_PLUGIN="/nonexistent")
+    assert r.returncode == 1 and "/nonexistent" in r.stderr.strip().splitlines()[-1], r.stderr
+
+
 def test_plugin_that_is_not_a_pjrt_plugin():
     r = run_python("import torch; torch.zeros(1, device='tpu')", TORCH_TPU_PJRT_PLUGIN=sys.executable)
     assert r.returncode == 1
