@@ -7,6 +7,7 @@
 
 #include "ops/lowering_helpers.h"
 #include "ops/registry.h"
+#include "ops/type_promotion.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -200,12 +201,16 @@ TORCH_TPU_LOWERING("native_dropout", [](Builder& b, const OpCall& c, const Value
   return Values{b.convert(y, out.dtype), b.convert(keep, c.outputs[1].dtype)};
 });
 
+// grad * mask * scale, left to right as the CPU's kernel: grad times mask in
+// their promoted dtype (an integer grad wraps there), then the scale.
 TORCH_TPU_LOWERING("native_dropout_backward", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
+  const Value& grad = operand(c, v, 0);
+  const Value& mask = operand(c, v, 1);
+  TensorType gm(promote_types(grad.type.dtype, mask.type.dtype), out.dims);
+  Value product = b.multiply(to_type(b, grad, gm), to_type(b, mask, gm));
   TensorType at(hlo::is_float(out.dtype) ? acc_type(out.dtype) : out.dtype, out.dims);
-  Value g = to_type(b, operand(c, v, 0), at);
-  Value m = to_type(b, operand(c, v, 1), at);
-  return Values{b.convert(b.multiply(b.multiply(g, m), b.splat_float(at, c.arg(2).d)), out.dtype)};
+  return Values{b.convert(b.multiply(b.convert(product, at.dtype), b.splat_float(at, c.arg(2).d)), out.dtype)};
 });
 
 // Sorts `keys` along the last dimension (ascending, stable), carrying `payload`.
