@@ -3,6 +3,7 @@
 // dividend). Float formulas follow the CPU kernels so the edge cases (x/0,
 // inf, -0) come out the same; integer division by zero raises
 // RuntimeError("ZeroDivisionError") at the next synchronization, like the CPU.
+#include "ops/complex/complex_math.h"
 #include "ops/elementwise_common.h"
 #include "ops/registry.h"
 
@@ -52,36 +53,13 @@ Value floor_divide(Builder& b, const Value& x, const Value& y) {
   return b.select(b.compare(y, zero, "EQ"), quotient, r);
 }
 
-// Complex x / y as the CPU's c10::complex divides (numpy's, Smith's
-// algorithm): scaled by the larger of |re y|, |im y|, so special values come
-// out as there (-1 / (inf + nan j) is NaN; XLA's divide gives 0).
-Value complex_divide(Builder& b, const Value& x, const Value& y) {
-  Value p = b.real(x), q = b.imag(x), r = b.real(y), s = b.imag(y);
-  Value abs_r = b.unary("abs", r), abs_s = b.unary("abs", s), one = full_like(b, p, 1);
-  // |r| >= |s|: ratio s / r
-  Value rat1 = b.divide(s, r), scl1 = b.divide(one, b.add(r, b.multiply(s, rat1)));
-  Value re1 = b.multiply(b.add(p, b.multiply(q, rat1)), scl1);
-  Value im1 = b.multiply(b.subtract(q, b.multiply(p, rat1)), scl1);
-  // both zero: a complex inf or NaN, part by part
-  Value zero = zeros_like(b, p);
-  Value both_zero = logical_and(b, b.compare(abs_r, zero, "EQ"), b.compare(abs_s, zero, "EQ"));
-  re1 = b.select(both_zero, b.divide(p, abs_r), re1);
-  im1 = b.select(both_zero, b.divide(q, abs_s), im1);
-  // otherwise: ratio r / s
-  Value rat2 = b.divide(r, s), scl2 = b.divide(one, b.add(s, b.multiply(r, rat2)));
-  Value re2 = b.multiply(b.add(b.multiply(p, rat2), q), scl2);
-  Value im2 = b.multiply(b.subtract(b.multiply(q, rat2), p), scl2);
-  Value first = b.compare(abs_r, abs_s, "GE");
-  return b.complex(b.select(first, re1, re2), b.select(first, im1, im2));
-}
-
 Values divide(Builder& b, const OpCall& c, const Values& v, const std::string& mode) {
   const TensorType& out = c.outputs[0];
   if (mode.empty())
     return binary_compute(
         b, c, v, 0, 1,
         [](Builder& b, const Value& x, const Value& y) {
-          return hlo::is_complex(x.type.dtype) ? complex_divide(b, x, y) : b.divide(x, y);
+          return hlo::is_complex(x.type.dtype) ? complex_math::divide(b, x, y) : b.divide(x, y);
         },
         true);
   if (mode != "trunc" && mode != "floor")
@@ -98,7 +76,7 @@ Values divide(Builder& b, const OpCall& c, const Values& v, const std::string& m
 
 std::string rounding_mode(const OpCall& c, size_t i) { return c.arg(i).is_none() ? "" : c.arg(i).s; }
 
-// True division of complex values: complex_divide above (rounding modes reject complex).
+// True division of complex values: complex_math::divide (rounding modes reject complex).
 TORCH_TPU_ACCEPTS_COMPLEX("div.Tensor", "div.Scalar");
 TORCH_TPU_LOWERING("div.Tensor", [](Builder& b, const OpCall& c, const Values& v) { return divide(b, c, v, ""); });
 TORCH_TPU_LOWERING("div.Scalar", [](Builder& b, const OpCall& c, const Values& v) { return divide(b, c, v, ""); });

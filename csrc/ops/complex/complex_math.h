@@ -6,6 +6,29 @@
 
 namespace torch_tpu::ops::complex_math {
 
+// Complex x / y as the CPU's c10::complex divides (numpy's, Smith's
+// algorithm): scaled by the larger of |re y|, |im y|, so special values come
+// out as there (-1 / (inf + nan j) is NaN; XLA's divide gives 0).
+inline Value divide(Builder& b, const Value& x, const Value& y) {
+  Value p = b.real(x), q = b.imag(x), r = b.real(y), s = b.imag(y);
+  Value abs_r = b.unary("abs", r), abs_s = b.unary("abs", s), one = ew::full_like(b, p, 1);
+  // |r| >= |s|: ratio s / r
+  Value rat1 = b.divide(s, r), scl1 = b.divide(one, b.add(r, b.multiply(s, rat1)));
+  Value re1 = b.multiply(b.add(p, b.multiply(q, rat1)), scl1);
+  Value im1 = b.multiply(b.subtract(q, b.multiply(p, rat1)), scl1);
+  // both zero: a complex inf or NaN, part by part
+  Value zero = ew::zeros_like(b, p);
+  Value both_zero = ew::logical_and(b, b.compare(abs_r, zero, "EQ"), b.compare(abs_s, zero, "EQ"));
+  re1 = b.select(both_zero, b.divide(p, abs_r), re1);
+  im1 = b.select(both_zero, b.divide(q, abs_s), im1);
+  // otherwise: ratio r / s
+  Value rat2 = b.divide(r, s), scl2 = b.divide(one, b.add(s, b.multiply(r, rat2)));
+  Value re2 = b.multiply(b.add(b.multiply(p, rat2), q), scl2);
+  Value im2 = b.multiply(b.subtract(b.multiply(q, rat2), p), scl2);
+  Value first = b.compare(abs_r, abs_s, "GE");
+  return b.complex(b.select(first, re1, re2), b.select(first, im1, im2));
+}
+
 // The sign bit of a real value (set for -0 too).
 inline Value sign_bit(Builder& b, const Value& x) {
   DType bits = x.type.dtype == DType::F64 ? DType::I64 : DType::I32;

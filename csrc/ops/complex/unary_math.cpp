@@ -1,6 +1,7 @@
 // Complex unary math (exp/log/trig/hyperbolic and their inverses, sqrt,
 // sigmoid, reciprocal, sgn, angle, silu, sinc) and complex ldexp. StableHLO's
-// complex exponential/log/log1p/sqrt/tanh are used as they are; sin/cos are
+// complex log/log1p/sqrt/tanh are used as they are, its exponential with
+// C99's infinities (cexp), quotients as the CPU's (complex_math::divide); sin/cos are
 // built from real parts, and the rest are the usual identities in those
 // (sinh z = -i sin(iz), asin z = -i asinh(iz), ...).
 #include <cmath>
@@ -30,6 +31,19 @@ Value times_i(Builder& b, const Value& z) { return b.complex(b.negate(b.imag(z))
 Value times_minus_i(Builder& b, const Value& z) { return b.complex(b.imag(z), b.negate(b.real(z))); }
 Value op(Builder& b, const char* name, const Value& z) { return b.unary(name, z); }
 
+// e^z with C99's infinities, as the CPU's std::exp: e^(-inf + iy) = 0 and
+// e^(+inf + iy) = inf + i NaN for a non-finite y (StableHLO's exponential
+// gives NaN + i NaN for both, which then spreads through sigmoid and silu).
+Value cexp(Builder& b, const Value& z) {
+  Value e = op(b, "exponential", z);
+  Value re = b.real(z), im = b.imag(z);
+  Value inf = b.splat_float(re.type, std::numeric_limits<double>::infinity());
+  Value im_not_finite = b.unary("not", b.emit1("is_finite", {im}, "", re.type.with_dtype(DType::Pred)));
+  Value to_zero = b.binary("and", b.compare(re, b.negate(inf), "EQ"), im_not_finite);
+  Value to_inf = b.binary("and", b.compare(re, inf, "EQ"), im_not_finite);
+  Value inf_nan = b.complex(inf, b.splat_float(re.type, std::numeric_limits<double>::quiet_NaN()));
+  return b.select(to_zero, cx(b, 0, 0, z), b.select(to_inf, inf_nan, e));
+}
 
 // Real sinh/cosh that stay accurate near 0 (XLA's complex sine/cosine take
 // sinh y as (e^y - e^-y) / 2, which loses all digits of a small y) and reach
@@ -144,25 +158,25 @@ Values complex_unary(Builder& b, const OpCall& c, const Values& v, Fn f) {
     return complex_unary(b, c, v, [](Builder& b, const Value& z) -> Value { return __VA_ARGS__; });     \
   })
 
-TORCH_TPU_COMPLEX_UNARY("exp", op(b, "exponential", z));
-TORCH_TPU_COMPLEX_UNARY("exp2", op(b, "exponential", scale(b, z, std::log(2.0))));
+TORCH_TPU_COMPLEX_UNARY("exp", cexp(b, z));
+TORCH_TPU_COMPLEX_UNARY("exp2", cexp(b, scale(b, z, std::log(2.0))));
 TORCH_TPU_COMPLEX_UNARY("expm1", op(b, "exponential_minus_one", z));
 TORCH_TPU_COMPLEX_UNARY("log", op(b, "log", z));
 TORCH_TPU_COMPLEX_UNARY("log2", scale(b, op(b, "log", z), 1 / std::log(2.0)));
 TORCH_TPU_COMPLEX_UNARY("log10", scale(b, op(b, "log", z), 1 / std::log(10.0)));
 TORCH_TPU_COMPLEX_UNARY("log1p", op(b, "log_plus_one", z));
 TORCH_TPU_COMPLEX_UNARY("sqrt", csqrt(b, z));
-TORCH_TPU_COMPLEX_UNARY("rsqrt", b.divide(cx(b, 1, 0, z), csqrt(b, z)));
-TORCH_TPU_COMPLEX_UNARY("reciprocal", b.divide(cx(b, 1, 0, z), z));
+TORCH_TPU_COMPLEX_UNARY("rsqrt", divide(b, cx(b, 1, 0, z), csqrt(b, z)));
+TORCH_TPU_COMPLEX_UNARY("reciprocal", divide(b, cx(b, 1, 0, z), z));
 TORCH_TPU_COMPLEX_UNARY("sin", sin(b, z));
 TORCH_TPU_COMPLEX_UNARY("cos", cos(b, z));
 TORCH_TPU_COMPLEX_UNARY("tan", times_minus_i(b, op(b, "tanh", times_i(b, z))));
 TORCH_TPU_COMPLEX_UNARY("tanh", op(b, "tanh", z));
 TORCH_TPU_COMPLEX_UNARY("sinh", times_minus_i(b, sin(b, times_i(b, z))));
 TORCH_TPU_COMPLEX_UNARY("cosh", cos(b, times_i(b, z)));
-TORCH_TPU_COMPLEX_UNARY("sigmoid", b.divide(cx(b, 1, 0, z), b.add(cx(b, 1, 0, z), op(b, "exponential", b.negate(z)))));
+TORCH_TPU_COMPLEX_UNARY("sigmoid", divide(b, cx(b, 1, 0, z), b.add(cx(b, 1, 0, z), cexp(b, b.negate(z)))));
 // silu: z / (1 + exp(-z)), the CPU's complex formula.
-TORCH_TPU_COMPLEX_UNARY("silu", b.divide(z, b.add(cx(b, 1, 0, z), op(b, "exponential", b.negate(z)))));
+TORCH_TPU_COMPLEX_UNARY("silu", divide(b, z, b.add(cx(b, 1, 0, z), cexp(b, b.negate(z)))));
 // sinc: sin(pi z) / (pi z), 1 at 0.
 TORCH_TPU_COMPLEX_UNARY("sinc", [](Builder& b, const Value& z) {
   Value pz = scale(b, z, M_PI);
@@ -174,11 +188,11 @@ TORCH_TPU_COMPLEX_UNARY("atanh", atanh(b, z));
 TORCH_TPU_COMPLEX_UNARY("asin", times_minus_i(b, asinh(b, times_i(b, z))));
 TORCH_TPU_COMPLEX_UNARY("acos", acos(b, z));
 TORCH_TPU_COMPLEX_UNARY("atan", times_minus_i(b, atanh(b, times_i(b, z))));
-// sgn: z / |z|, 0 at 0.
+// sgn: z / |z| part by part (the CPU divides by a real), 0 at 0.
 TORCH_TPU_COMPLEX_UNARY("sgn", [](Builder& b, const Value& z) {
   Value a = magnitude(b, z);
   Value zero = b.splat_float(a.type, 0);
-  Value r = b.divide(z, b.complex(a, zero));
+  Value r = b.complex(b.divide(b.real(z), a), b.divide(b.imag(z), a));
   return b.select(b.compare(a, zero, "EQ"), cx(b, 0, 0, z), r);
 }(b, z));
 #undef TORCH_TPU_COMPLEX_UNARY
