@@ -41,7 +41,7 @@ Value opaque(Builder& b, const Value& v) { return b.emit1("optimization_barrier"
 // a * x + c with one rounding (a fused multiply-add, as the CPU's compiled
 // linspace computes it), from error-free transformations: Veltkamp/Dekker's
 // exact product and Knuth's two-sum.
-Value fma_emulated(Builder& b, const Value& a, const Value& x, const Value& c) {
+Value fma_unscaled(Builder& b, const Value& a, const Value& x, const Value& c) {
   const TensorType& t = a.type;
   double factor = t.dtype == DType::F64 ? 134217729.0 : 4097.0;  // 2^27 + 1, 2^12 + 1
   auto split = [&](const Value& v) {
@@ -58,6 +58,19 @@ Value fma_emulated(Builder& b, const Value& a, const Value& x, const Value& c) {
   Value bb = b.subtract(s, c);
   Value tail = b.add(b.subtract(c, b.subtract(s, bb)), b.subtract(p, bb));
   return b.add(s, b.add(tail, err));
+}
+
+// The same for any finite a: Veltkamp's split overflows past |a| ~ max /
+// factor (a step of 3e36 in float32 gave NaN edges), so a huge a and c go
+// down by 2^-64 and the result back up, exact powers of two (c's bits lost
+// to underflow there are far below the result's last bit; x = 0 gives c).
+Value fma_emulated(Builder& b, const Value& a, const Value& x, const Value& c) {
+  const TensorType& t = a.type;
+  Value down = b.splat_float(t, std::ldexp(1.0, -64)), up = b.splat_float(t, std::ldexp(1.0, 64));
+  Value scaled = b.multiply(fma_unscaled(b, b.multiply(a, down), x, b.multiply(c, down)), up);
+  Value huge = b.compare(b.unary("abs", a), b.splat_float(t, t.dtype == DType::F64 ? 1e300 : 1e34), "GT");
+  Value r = b.select(huge, scaled, fma_unscaled(b, a, x, c));
+  return b.select(b.compare(x, b.splat_float(t, 0), "EQ"), c, r);
 }
 
 // torch.linspace(lo, hi, steps) in dtype f (lo, hi 0-d f values), as the CPU's
@@ -160,8 +173,12 @@ Value histogramdd(Builder& b, const Value& x, const std::vector<DimEdges>& edges
       keep = b.binary("and", keep, in);
       Value pos;
       if (edges[d].linear) {
-        Value q = b.divide(b.multiply(b.subtract(elt, l), b.splat_float(TensorType(f, {M}), double(K - 1))),
-                           opaque(b, b.subtract(r, l)));
+        Value bins = b.splat_float(TensorType(f, {M}), double(K - 1));
+        Value q = b.divide(b.multiply(b.subtract(elt, l), bins), opaque(b, b.subtract(r, l)));
+        // Near the dtype's maximum (x - lo) * bins overflows (the CPU's kernel
+        // then bins wrongly): the fraction first, the search below fixes +-1.
+        Value q_small = b.multiply(b.divide(b.subtract(elt, l), opaque(b, b.subtract(r, l))), bins);
+        q = b.select(b.emit1("is_finite", {q}, "", q.type.with_dtype(DType::Pred)), q, q_small);
         // (clamped into [0, K - 1] first: out-of-range and NaN elements are dropped anyway)
         q = b.select(b.binary("and", in, b.compare(q, q, "EQ")), q, b.splat_float(q.type, 0));
         q = b.minimum(b.maximum(q, b.splat_float(q.type, 0)), b.splat_float(q.type, double(K - 1)));

@@ -42,6 +42,25 @@ def test_histogram_edge_values(dtype):
     exact(lambda t: tuple(torch.histogram(t, 7, range=(1e-3, 1e-3 + 1e-7))), torch.rand(100, dtype=dtype) * 2e-3)
 
 
+@pytest.mark.parametrize("bins", [4, 100])
+def test_histogram_of_values_near_the_float32_maximum(bins):
+    # A 3e38 element makes a step of 3e36: the emulated fused multiply-add's
+    # split overflowed there and every edge came out NaN, every count 0. The
+    # edges equal the CPU's bit for bit; the counts are checked against those
+    # edges (edges[i] <= x < edges[i + 1], the last bin closed), because the
+    # float32 CPU kernel's (x - lo) * bins overflows to inf and puts 3e38 in
+    # bin 1 (a PyTorch bug).
+    x = torch.tensor([3e38, -0.0, 0.0, 0.5, -3.0, 2e38, 1e37])
+    hist, edges = torch.histogram(x.to("tpu"), bins)
+    want_edges = torch.histogram(x, bins)[1]
+    torch.testing.assert_close(edges.cpu(), want_edges, rtol=0, atol=0)
+    want = torch.zeros(bins)
+    for v in x.tolist():
+        i = int(torch.searchsorted(want_edges, torch.tensor(v), right=True)) - 1
+        want[min(i, bins - 1)] += 1
+    torch.testing.assert_close(hist.cpu(), want, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_histogram_bins_tensor(dtype):
     x = make((60,), dtype, seed=3, low=-2, high=2)
