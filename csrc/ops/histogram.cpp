@@ -103,6 +103,11 @@ Values histc_rule(Builder& b, const OpCall& c, const Values& v) {
   Value xc = b.convert(x, cf), l = b.convert(lob, cf), h = b.convert(hib, cf);
   Value scaled = rnd(b.divide(rnd(b.multiply(rnd(b.subtract(xc, l)), b.splat_float(ct, double(bins)))),
                               rnd(b.subtract(h, l))));
+  // Near the dtype's maximum (x - edge0) * bins overflows (the CPU's kernel
+  // then bins wrongly, ours dropped the element): the fraction first.
+  Value fraction_first = rnd(b.multiply(rnd(b.divide(rnd(b.subtract(xc, l)), rnd(b.subtract(h, l)))),
+                                        b.splat_float(ct, double(bins))));
+  scaled = b.select(b.emit1("is_finite", {scaled}, "", ct.with_dtype(DType::Pred)), scaled, fraction_first);
   pos = b.convert(b.select(in_range, scaled, b.splat_float(ct, 0)), DType::I64);
   pos = b.select(b.compare(pos, edges_last, "EQ"), b.subtract(edges_last, b.splat_int(it, 1)), pos);
   // Out-of-range and NaN elements add 0 at bin 0.

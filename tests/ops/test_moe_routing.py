@@ -27,6 +27,16 @@ def test_histc_edges_nan_and_views():
     check(lambda t: torch.histc(t.t(), bins=6), make((6, 5), torch.float32, noncontiguous=True))
 
 
+@pytest.mark.parametrize("bins", [4, 100])
+def test_histc_of_values_near_the_float32_maximum(bins):
+    # (x - min) * bins overflows to inf there: the float32 CPU kernel then
+    # puts everything in bin 0 (a PyTorch bug) and ours dropped the elements.
+    # Each element lands in its bin as the float64 CPU's histc counts it.
+    x = torch.tensor([3e38, -3.0, 2e38, 1e37, 0.5])
+    got = torch.histc(x.to("tpu"), bins).cpu()
+    torch.testing.assert_close(got, torch.histc(x.double(), bins).float(), rtol=0, atol=0)
+
+
 def test_histc_errors_like_cpu():
     check_raises_like_cpu(lambda t: torch.histc(t, bins=3, min=2, max=1), torch.ones(4))
     check_raises_like_cpu(lambda t: torch.histc(t, bins=3), torch.tensor([1.0, float("nan")]))
