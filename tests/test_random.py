@@ -121,13 +121,16 @@ def test_dropout_backward_uses_the_same_mask():
 
 @pytest.mark.parametrize("grad_dtype,mask_dtype", [(torch.float32, torch.bool), (torch.bfloat16, torch.bool),
                                                      (torch.float32, torch.uint8), (torch.bfloat16, torch.uint8),
-                                                     (torch.int16, torch.uint8), (torch.int64, torch.bool)])
+                                                     (torch.int16, torch.uint8), (torch.int8, torch.uint8),
+                                                     (torch.int64, torch.bool)])
 def test_dropout_backward_is_grad_times_mask_times_scale_like_the_cpu(grad_dtype, mask_dtype):
     # The CPU's grad * mask * scale, left to right: grad times mask in their
     # promoted dtype (an int16 grad wraps at 32767 * 2), then the scale.
     g = torch.tensor([[1, 7, 32767], [-32767, 3, -2]]).to(grad_dtype)
     m = torch.tensor([[0, 255, 1], [254, 1, 2]]).to(mask_dtype)
-    for grad, mask in [(g, m), (g.t(), m.t()), (g[0, 2], m[0, 2]), (g[:, :0], m[:, :0])]:
+    # (g, m[1, 0]): a 0-d mask does not widen grad's dtype (int8 * 0-d uint8 stays int8).
+    for grad, mask in [(g, m), (g.t(), m.t()), (g[0, 2], m[0, 2]), (g[:, :0], m[:, :0]), (g, m[1, 0]),
+                       (g[1, 0], m)]:
         want = torch.ops.aten.native_dropout_backward(grad, mask, 2.0)
         got = torch.ops.aten.native_dropout_backward(grad.to("tpu"), mask.to("tpu"), 2.0).cpu()
         torch.testing.assert_close(got, want, rtol=0, atol=0)

@@ -207,7 +207,7 @@ TORCH_TPU_LOWERING("native_dropout_backward", [](Builder& b, const OpCall& c, co
   const TensorType& out = c.outputs[0];
   const Value& grad = operand(c, v, 0);
   const Value& mask = operand(c, v, 1);
-  TensorType gm(promote_types(grad.type.dtype, mask.type.dtype), out.dims);
+  TensorType gm(result_type(c, {0, 1}), out.dims);  // a 0-d mask does not widen grad's dtype
   Value product = b.multiply(to_type(b, grad, gm), to_type(b, mask, gm));
   TensorType at(hlo::is_float(out.dtype) ? acc_type(out.dtype) : out.dtype, out.dims);
   return Values{b.convert(b.multiply(b.convert(product, at.dtype), b.splat_float(at, c.arg(2).d)), out.dtype)};
