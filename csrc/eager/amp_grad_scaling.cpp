@@ -49,7 +49,7 @@ void non_finite_check_and_unscale(at::TensorList grads, at::Tensor& found_inf, c
       Value gf = b.convert(g, DType::F32);
       Value scale = b.broadcast_to(scalar_of(b, t[2]), gf.type.dims);
       Value unscaled = b.convert(b.multiply(gf, scale), g.type.dtype);
-      Value finite = b.emit1("is_finite", {gf}, "", hlo::TensorType(DType::Pred, gf.type.dims));
+      Value finite = b.is_finite(gf);
       std::vector<int64_t> all(gf.type.rank());
       for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
       Value all_finite = all.empty() ? finite
@@ -89,7 +89,7 @@ at::Tensor& update_scale(at::Tensor& scale, at::Tensor& growth_tracker, const at
     Value successful = b.add(tracker, b.constant_int(DType::I32, 1));
     Value grow = b.compare(successful, s[2], "EQ");
     Value grown = b.multiply(cur, s[0]);
-    Value grown_ok = b.emit1("is_finite", {grown}, "", hlo::TensorType(DType::Pred, {}));
+    Value grown_ok = b.is_finite(grown);
     Value zero = b.constant_int(DType::I32, 0);
     Value if_ok_scale = b.select(grow, b.select(grown_ok, grown, cur), cur);
     Value if_ok_tracker = b.select(grow, zero, successful);

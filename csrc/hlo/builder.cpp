@@ -193,6 +193,11 @@ Value Builder::select(const Value& pred, const Value& on_true, const Value& on_f
   return emit1("select", {pred, on_true, on_false}, "", on_true.type);
 }
 
+Value Builder::is_finite(const Value& a) {
+  require(is_float(a.type.dtype), "is_finite takes a real float value: " + a.type.str());
+  return emit1("is_finite", {a}, "", a.type.with_dtype(DType::Pred));
+}
+
 Value Builder::convert(const Value& a, DType to) {
   if (a.type.dtype == to) return a;
   if (to == DType::Pred) {  // PyTorch semantics: x != 0, not a truncation

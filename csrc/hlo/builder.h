@@ -48,6 +48,7 @@ class Builder {
   // direction: EQ NE LT LE GT GE; the comparison type follows the dtype.
   Value compare(const Value& a, const Value& b, const std::string& direction);
   Value select(const Value& pred, const Value& on_true, const Value& on_false);
+  Value is_finite(const Value& a);  // pred: neither inf nor NaN (a real float value)
   Value convert(const Value& a, DType to);  // no-op when already `to`; complex to real keeps the real part
   Value real(const Value& a);                // component of a complex value (identity for real values)
   Value imag(const Value& a);                // zeros for real values

@@ -69,8 +69,7 @@ Values histc_rule(Builder& b, const OpCall& c, const Values& v) {
   hi = b.select(same, b.add(hi, one), hi);
   add_runtime_check(b.compare(lo, hi, "GT"), CheckKind::Runtime, "torch.histc: max must be larger than min");
   if (!integral) {
-    auto is_finite = [&](const Value& s) { return b.emit1("is_finite", {s}, "", TensorType(DType::Pred, {})); };
-    Value finite = b.binary("and", is_finite(lo), is_finite(hi));
+    Value finite = b.binary("and", b.is_finite(lo), b.is_finite(hi));
     add_runtime_check(b.unary("not", finite), CheckKind::Runtime, "torch.histc: range of [min, max] is not finite");
   }
   if (n == 0) return {b.splat_int(out, 0)};
@@ -107,7 +106,7 @@ Values histc_rule(Builder& b, const OpCall& c, const Values& v) {
   // then bins wrongly, ours dropped the element): the fraction first.
   Value fraction_first = rnd(b.multiply(rnd(b.divide(rnd(b.subtract(xc, l)), rnd(b.subtract(h, l)))),
                                         b.splat_float(ct, double(bins))));
-  scaled = b.select(b.emit1("is_finite", {scaled}, "", ct.with_dtype(DType::Pred)), scaled, fraction_first);
+  scaled = b.select(b.is_finite(scaled), scaled, fraction_first);
   pos = b.convert(b.select(in_range, scaled, b.splat_float(ct, 0)), DType::I64);
   pos = b.select(b.compare(pos, edges_last, "EQ"), b.subtract(edges_last, b.splat_int(it, 1)), pos);
   // Out-of-range and NaN elements add 0 at bin 0.

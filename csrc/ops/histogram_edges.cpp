@@ -135,8 +135,7 @@ std::pair<Value, Value> outer_edges(Builder& b, const Value& x, int64_t d, const
   Value lo = reduce_dim(b, col, 0, b.highest(f), "minimum");
   Value hi = reduce_dim(b, col, 0, b.lowest(f), "maximum");
   Value has_nan = reduce_dim(b, b.compare(col, col, "NE"), 0, b.constant_bool(false), "or");
-  auto is_finite = [&](const Value& s) { return b.emit1("is_finite", {s}, "", TensorType(DType::Pred, {})); };
-  Value bad = b.binary("or", has_nan, b.unary("not", b.binary("and", is_finite(lo), is_finite(hi))));
+  Value bad = b.binary("or", has_nan, b.unary("not", b.binary("and", b.is_finite(lo), b.is_finite(hi))));
   std::string msg = "torch.histogramdd: dimension " + std::to_string(d) + "'s range is not finite";
   (void)N;
   add_runtime_check(bad, CheckKind::Runtime, msg);
@@ -178,7 +177,7 @@ Value histogramdd(Builder& b, const Value& x, const std::vector<DimEdges>& edges
         // Near the dtype's maximum (x - lo) * bins overflows (the CPU's kernel
         // then bins wrongly): the fraction first, the search below fixes +-1.
         Value q_small = b.multiply(b.divide(b.subtract(elt, l), opaque(b, b.subtract(r, l))), bins);
-        q = b.select(b.emit1("is_finite", {q}, "", q.type.with_dtype(DType::Pred)), q, q_small);
+        q = b.select(b.is_finite(q), q, q_small);
         // (clamped into [0, K - 1] first: out-of-range and NaN elements are dropped anyway)
         q = b.select(b.binary("and", in, b.compare(q, q, "EQ")), q, b.splat_float(q.type, 0));
         q = b.minimum(b.maximum(q, b.splat_float(q.type, 0)), b.splat_float(q.type, double(K - 1)));

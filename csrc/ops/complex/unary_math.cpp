@@ -38,7 +38,7 @@ Value cexp(Builder& b, const Value& z) {
   Value e = op(b, "exponential", z);
   Value re = b.real(z), im = b.imag(z);
   Value inf = b.splat_float(re.type, std::numeric_limits<double>::infinity());
-  Value im_not_finite = b.unary("not", b.emit1("is_finite", {im}, "", re.type.with_dtype(DType::Pred)));
+  Value im_not_finite = b.unary("not", b.is_finite(im));
   Value to_zero = b.binary("and", b.compare(re, b.negate(inf), "EQ"), im_not_finite);
   Value to_inf = b.binary("and", b.compare(re, inf, "EQ"), im_not_finite);
   Value inf_nan = b.complex(inf, b.splat_float(re.type, std::numeric_limits<double>::quiet_NaN()));

@@ -36,8 +36,8 @@ std::pair<Value, Value> geev(Builder& b, const OpCall& c, const Value& a, bool v
         Value z0 = q.i(0);
         Value m = q.b.reshape(q.b.dynamic_slice(s[1], {idx, z0, z0}, {1, n, n}), {n, n});
         // A non-finite matrix is an error (checked below): solve zeros instead, so the loops end.
-        Value fin = q.b.emit1("is_finite", {q.b.real(m)}, "", q.mat(DType::Pred));
-        if (cplx) fin = q.land(fin, q.b.emit1("is_finite", {q.b.imag(m)}, "", q.mat(DType::Pred)));
+        Value fin = q.b.is_finite(q.b.real(m));
+        if (cplx) fin = q.land(fin, q.b.is_finite(q.b.imag(m)));
         Value all_fin = q.reduce(fin, {0, 1}, "and", q.t(true));
         m = q.sel(all_fin, m, q.zeros(m.type));
         eig::Balanced bal = eig::gebal(q, m);
@@ -59,8 +59,8 @@ std::pair<Value, Value> geev(Builder& b, const OpCall& c, const Value& a, bool v
         return Values{q.add(idx, q.i(1)), s[1], W, V, q.lor(s[4], sch.failed)};
       });
   // The CPU refuses non-finite input (its message), before LAPACK runs.
-  Value finite = b.emit1("is_finite", {cplx ? b.real(x) : x}, "", x.type.with_dtype(DType::Pred));
-  if (cplx) finite = b.binary("and", finite, b.emit1("is_finite", {b.imag(x)}, "", x.type.with_dtype(DType::Pred)));
+  Value finite = b.is_finite(b.real(x));
+  if (cplx) finite = b.binary("and", finite, b.is_finite(b.imag(x)));
   Value all_finite = b.reduce({finite}, {b.constant_bool(true)}, {0, 1, 2},
                               [](Builder& rb, const Values& q) { return Values{rb.binary("and", q[0], q[1])}; })[0];
   if (vectors)
