@@ -141,13 +141,14 @@ def test_exp_and_quotients_at_infinities(dtype):
     # C99's e^(-inf + iy) = 0 and e^(+inf + iy) = inf + i NaN for a non-finite
     # y (XLA's exponential gave NaN), and quotients as the CPU's c10::complex
     # divides (Smith's scaling; XLA's divide gave 1 / (inf + inf i) = 0 where
-    # the CPU gives NaN), in exp, exp2, sigmoid, silu, reciprocal, rsqrt, sgn.
+    # the CPU gives NaN), in exp, exp2, sigmoid, silu, reciprocal, rsqrt, sgn;
+    # expm1 as the CPU's formula (expm1(inf + 0i) = inf + i NaN, XLA's inf + 0i).
     nan, inf = math.nan, math.inf
     z = torch.tensor([complex(-inf, -inf), complex(-inf, inf), complex(-inf, nan), complex(inf, nan),
                       complex(inf, -inf), complex(inf, inf), complex(-inf, 1), complex(inf, 0), complex(nan, 0),
                       complex(0, inf), complex(3e38, 3e38), complex(-3e38, 0.5), complex(1e-30, 1e-30),
                       complex(0, 0), complex(1, 2)], dtype=dtype)
-    fns = lambda a: (a.exp(), torch.exp2(a), a.sigmoid(), torch.nn.functional.silu(a), a.reciprocal(),
+    fns = lambda a: (a.exp(), a.expm1(), torch.exp2(a), a.sigmoid(), torch.nn.functional.silu(a), a.reciprocal(),
                      a.rsqrt(), a.sgn())
     check(fns, z)
     check(fns, z[::2])  # strided

@@ -1,9 +1,10 @@
 // Complex unary math (exp/log/trig/hyperbolic and their inverses, sqrt,
 // sigmoid, reciprocal, sgn, angle, silu, sinc) and complex ldexp. StableHLO's
 // complex log/log1p/sqrt/tanh are used as they are, its exponential with
-// C99's infinities (cexp), quotients as the CPU's (complex_math::divide); sin/cos are
-// built from real parts, and the rest are the usual identities in those
-// (sinh z = -i sin(iz), asin z = -i asinh(iz), ...).
+// C99's infinities (cexp); expm1 is the CPU's formula and quotients are the
+// CPU's (complex_math::divide); sin/cos are built from real parts, and the
+// rest are the usual identities in those (sinh z = -i sin(iz), asin z =
+// -i asinh(iz), ...).
 #include <cmath>
 #include <limits>
 
@@ -43,6 +44,17 @@ Value cexp(Builder& b, const Value& z) {
   Value to_inf = b.binary("and", b.compare(re, inf, "EQ"), im_not_finite);
   Value inf_nan = b.complex(inf, b.splat_float(re.type, std::numeric_limits<double>::quiet_NaN()));
   return b.select(to_zero, cx(b, 0, 0, z), b.select(to_inf, inf_nan, e));
+}
+
+// e^z - 1 as the CPU computes it, (expm1(x) cos y - 2 sin^2(y/2)) + i e^x sin y:
+// accurate near 0, and its infinities are the CPU's (expm1(inf + 0i) =
+// inf + i NaN, since inf * sin 0 is NaN; StableHLO's gives inf + 0i).
+Value cexpm1(Builder& b, const Value& z) {
+  Value x = b.real(z), y = b.imag(z);
+  Value s = b.unary("sine", b.multiply(y, b.splat_float(y.type, 0.5)));
+  Value re = b.subtract(b.multiply(b.unary("exponential_minus_one", x), b.unary("cosine", y)),
+                        b.multiply(b.splat_float(s.type, 2), b.multiply(s, s)));
+  return b.complex(re, b.multiply(b.unary("exponential", x), b.unary("sine", y)));
 }
 
 // Real sinh/cosh that stay accurate near 0 (XLA's complex sine/cosine take
@@ -160,7 +172,7 @@ Values complex_unary(Builder& b, const OpCall& c, const Values& v, Fn f) {
 
 TORCH_TPU_COMPLEX_UNARY("exp", cexp(b, z));
 TORCH_TPU_COMPLEX_UNARY("exp2", cexp(b, scale(b, z, std::log(2.0))));
-TORCH_TPU_COMPLEX_UNARY("expm1", op(b, "exponential_minus_one", z));
+TORCH_TPU_COMPLEX_UNARY("expm1", cexpm1(b, z));
 TORCH_TPU_COMPLEX_UNARY("log", op(b, "log", z));
 TORCH_TPU_COMPLEX_UNARY("log2", scale(b, op(b, "log", z), 1 / std::log(2.0)));
 TORCH_TPU_COMPLEX_UNARY("log10", scale(b, op(b, "log", z), 1 / std::log(10.0)));
