@@ -155,6 +155,21 @@ def test_exp_and_quotients_at_infinities(dtype):
 
 
 @pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_division_near_the_largest_finite_values(dtype):
+    # Smith's scale 1 / (c + d * (d / c)) is subnormal past 2^126 (float32)
+    # and XLA's CPU flushes it to zero: 3e38 / 3e38 came out 0, not 1.
+    big = 3e38 if dtype == torch.complex64 else 1e308
+    x = torch.tensor([complex(big, -big / 2), complex(big, 0), complex(-big / 3, big), complex(2e30, 1e30),
+                      complex(1, 2), complex(big / 2, big / 2)], dtype=dtype)
+    y = torch.tensor([complex(big, big / 4), complex(big * 0.7, -big / 10), complex(big / 5, -big), complex(1e30, -3e30),
+                      complex(3, -1), complex(-big / 2, big / 3)], dtype=dtype)
+    check(torch.div, x, y)
+    check(torch.div, x[:1], y[:1])  # the CPU's per-element path
+    check(lambda a, b: a / b, x[::2], y[1::2])  # strided
+    check(lambda a: a / a, x)  # 1 + 0i each
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
 def test_pow_silu_ldexp_lerp_addc(dtype):
     x, y, w = cmake((3, 4), 13, dtype), cmake((3, 4), 14, dtype) / 4, cmake((3, 4), 15, dtype)
     check(torch.pow, x, y)

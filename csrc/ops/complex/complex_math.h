@@ -6,25 +6,44 @@
 
 namespace torch_tpu::ops::complex_math {
 
+// The reciprocal 1 / d as a pair (k / d, 1 / k) whose product is the CPU's:
+// past |d| = 2^64 (2^512 for float64), 1 / d is subnormal, which XLA's CPU
+// flushes to zero (3e38 / 3e38 came out 0). Scaling by an exact power of
+// two k keeps it normal; x * (k / d) * (1 / k) then rounds as x * (1 / d).
+struct Reciprocal {
+  Value scaled, unscale;
+};
+inline Reciprocal reciprocal(Builder& b, const Value& d) {
+  const double k = d.type.dtype == DType::F64 ? 0x1p512 : 0x1p64;
+  Value big = b.compare(b.unary("abs", d), ew::full_like(b, d, k), "GE");
+  Value num = b.select(big, ew::full_like(b, d, k), ew::full_like(b, d, 1));
+  return {b.divide(num, d), b.select(big, ew::full_like(b, d, 1 / k), ew::full_like(b, d, 1))};
+}
+inline Value times(Builder& b, const Value& x, const Reciprocal& r) {
+  return b.multiply(b.multiply(x, r.scaled), r.unscale);
+}
+
 // Complex x / y as the CPU's c10::complex divides (numpy's, Smith's
 // algorithm): scaled by the larger of |re y|, |im y|, so special values come
 // out as there (-1 / (inf + nan j) is NaN; XLA's divide gives 0).
 inline Value divide(Builder& b, const Value& x, const Value& y) {
   Value p = b.real(x), q = b.imag(x), r = b.real(y), s = b.imag(y);
-  Value abs_r = b.unary("abs", r), abs_s = b.unary("abs", s), one = ew::full_like(b, p, 1);
+  Value abs_r = b.unary("abs", r), abs_s = b.unary("abs", s);
   // |r| >= |s|: ratio s / r
-  Value rat1 = b.divide(s, r), scl1 = b.divide(one, b.add(r, b.multiply(s, rat1)));
-  Value re1 = b.multiply(b.add(p, b.multiply(q, rat1)), scl1);
-  Value im1 = b.multiply(b.subtract(q, b.multiply(p, rat1)), scl1);
+  Value rat1 = b.divide(s, r);
+  Reciprocal scl1 = reciprocal(b, b.add(r, b.multiply(s, rat1)));
+  Value re1 = times(b, b.add(p, b.multiply(q, rat1)), scl1);
+  Value im1 = times(b, b.subtract(q, b.multiply(p, rat1)), scl1);
   // both zero: a complex inf or NaN, part by part
   Value zero = ew::zeros_like(b, p);
   Value both_zero = ew::logical_and(b, b.compare(abs_r, zero, "EQ"), b.compare(abs_s, zero, "EQ"));
   re1 = b.select(both_zero, b.divide(p, abs_r), re1);
   im1 = b.select(both_zero, b.divide(q, abs_s), im1);
   // otherwise: ratio r / s
-  Value rat2 = b.divide(r, s), scl2 = b.divide(one, b.add(s, b.multiply(r, rat2)));
-  Value re2 = b.multiply(b.add(b.multiply(p, rat2), q), scl2);
-  Value im2 = b.multiply(b.subtract(b.multiply(q, rat2), p), scl2);
+  Value rat2 = b.divide(r, s);
+  Reciprocal scl2 = reciprocal(b, b.add(s, b.multiply(r, rat2)));
+  Value re2 = times(b, b.add(b.multiply(p, rat2), q), scl2);
+  Value im2 = times(b, b.subtract(b.multiply(q, rat2), p), scl2);
   Value first = b.compare(abs_r, abs_s, "GE");
   return b.complex(b.select(first, re1, re2), b.select(first, im1, im2));
 }
