@@ -49,6 +49,9 @@ class Builder {
   Value compare(const Value& a, const Value& b, const std::string& direction);
   Value select(const Value& pred, const Value& on_true, const Value& on_false);
   Value is_finite(const Value& a);  // pred: neither inf nor NaN (a real float value)
+  // `a` unchanged, but XLA's simplifier cannot see through it (x + 0 -> x
+  // would drop a -0; a constant divisor would become a multiply).
+  Value opaque(const Value& a) { return emit1("optimization_barrier", {a}, "", a.type); }
   Value convert(const Value& a, DType to);  // no-op when already `to`; complex to real keeps the real part
   Value real(const Value& a);                // component of a complex value (identity for real values)
   Value imag(const Value& a);                // zeros for real values

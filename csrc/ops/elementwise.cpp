@@ -130,7 +130,7 @@ TORCH_TPU_LOWERING("pow.Tensor_Scalar", [](Builder& b, const OpCall& c, const Va
         case 2: return b.divide(one, rnd(b.multiply(x, x)));
         case 3: return b.unary("sqrt", x);
         case 4:  // the barrier keeps XLA from rewriting 1 / sqrt into its rsqrt, which is not the CPU's
-          return b.divide(one, b.emit1("optimization_barrier", {b.unary("sqrt", x)}, "", x.type));
+          return b.divide(one, b.opaque(b.unary("sqrt", x)));
         case 5: return b.divide(one, x);
         default: return b.binary("power", x, y);
       }

@@ -36,7 +36,6 @@ void check_dtype(DType f) {
 
 // v hidden from XLA's constant folding: its simplifier turns a division by a
 // constant into a multiplication by the reciprocal, which rounds differently.
-Value opaque(Builder& b, const Value& v) { return b.emit1("optimization_barrier", {v}, "", v.type); }
 
 // a * x + c with one rounding (a fused multiply-add, as the CPU's compiled
 // linspace computes it), from error-free transformations: Veltkamp/Dekker's
@@ -78,14 +77,14 @@ Value fma_emulated(Builder& b, const Value& a, const Value& x, const Value& c) {
 // the second end - step * (steps - 1 - k), each a fused multiply-add.
 Value linspace(Builder& b, const Value& lo, const Value& hi, int64_t steps, DType f) {
   if (steps == 1) return b.broadcast_to(lo, {1});
-  Value step = b.divide(b.subtract(hi, lo), opaque(b, b.constant_float(f, double(steps - 1))));
+  Value step = b.divide(b.subtract(hi, lo), b.opaque(b.constant_float(f, double(steps - 1))));
   TensorType it(DType::I64, {steps});
   Value k = b.iota(it, 0);
   // (opaque: folded at compile time, the emulation's steps would not round as written)
-  Value st = opaque(b, b.broadcast_to(step, {steps}));
-  Value fwd = fma_emulated(b, st, opaque(b, b.convert(k, f)), opaque(b, b.broadcast_to(lo, {steps})));
-  Value back_n = opaque(b, b.convert(b.subtract(b.splat_int(it, steps - 1), k), f));
-  Value bwd = fma_emulated(b, b.negate(st), back_n, opaque(b, b.broadcast_to(hi, {steps})));
+  Value st = b.opaque(b.broadcast_to(step, {steps}));
+  Value fwd = fma_emulated(b, st, b.opaque(b.convert(k, f)), b.opaque(b.broadcast_to(lo, {steps})));
+  Value back_n = b.opaque(b.convert(b.subtract(b.splat_int(it, steps - 1), k), f));
+  Value bwd = fma_emulated(b, b.negate(st), back_n, b.opaque(b.broadcast_to(hi, {steps})));
   return b.select(b.compare(k, b.splat_int(it, steps / 2), "LT"), fwd, bwd);
 }
 
@@ -173,10 +172,10 @@ Value histogramdd(Builder& b, const Value& x, const std::vector<DimEdges>& edges
       Value pos;
       if (edges[d].linear) {
         Value bins = b.splat_float(TensorType(f, {M}), double(K - 1));
-        Value q = b.divide(b.multiply(b.subtract(elt, l), bins), opaque(b, b.subtract(r, l)));
+        Value q = b.divide(b.multiply(b.subtract(elt, l), bins), b.opaque(b.subtract(r, l)));
         // Near the dtype's maximum (x - lo) * bins overflows (the CPU's kernel
         // then bins wrongly): the fraction first, the search below fixes +-1.
-        Value q_small = b.multiply(b.divide(b.subtract(elt, l), opaque(b, b.subtract(r, l))), bins);
+        Value q_small = b.multiply(b.divide(b.subtract(elt, l), b.opaque(b.subtract(r, l))), bins);
         q = b.select(b.is_finite(q), q, q_small);
         // (clamped into [0, K - 1] first: out-of-range and NaN elements are dropped anyway)
         q = b.select(b.binary("and", in, b.compare(q, q, "EQ")), q, b.splat_float(q.type, 0));
@@ -206,7 +205,7 @@ Value histogramdd(Builder& b, const Value& x, const std::vector<DimEdges>& edges
       const Value& e = edges[d].edges;
       int64_t K = e.type.dims[0];
       Value width = b.subtract(b.slice(e, {1}, {K}, {1}), b.slice(e, {0}, {K - 1}, {1}));
-      hist = b.divide(hist, b.broadcast_in_dim(opaque(b, width), out.dims, {d}));
+      hist = b.divide(hist, b.broadcast_in_dim(b.opaque(width), out.dims, {d}));
     }
   }
   return hist;

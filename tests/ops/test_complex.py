@@ -154,6 +154,42 @@ def test_exp_and_quotients_at_infinities(dtype):
     check(fns, z[::2])  # strided
 
 
+def assert_same_special_values(actual, expected):
+    # NaN where the CPU has NaN, and the signs of its zeros and infinities
+    # (of the zeros both give: a rounding residue such as acosh(0.5)'s real
+    # part -4e-17 is assert_close's to judge).
+    a, e = torch.view_as_real(actual.cpu()), torch.view_as_real(expected)
+    assert_close(a, e, equal_nan=True)
+    exact = ((e == 0) & (a == 0)) | e.isinf()
+    assert torch.equal(a.signbit()[exact], e.signbit()[exact]), (actual, expected)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+@pytest.mark.parametrize("name", ["log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
+                                  "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "exp", "expm1"])
+def test_unary_math_at_every_class_of_special_value(name, dtype):
+    # Every pair of {+-0, finite, +-inf, NaN} parts: C99's values (Annex G),
+    # as the CPU's std::complex functions give them, element by element. XLA's
+    # formulas gave log(1 + i NaN) = 0.35 + i NaN, sqrt(-1.5 + i NaN) =
+    # NaN + 1.35i and atanh(inf + i NaN) = 0 + i pi/2: a NaN silently lost.
+    parts = [0.0, -0.0, 1.0, -1.5, 0.5, math.inf, -math.inf, math.nan]
+    z = torch.tensor([complex(a, b) for a in parts for b in parts], dtype=dtype)
+    fn = getattr(torch, name)
+    expected = torch.stack([fn(z[i:i + 1])[0] for i in range(len(z))])  # the CPU's per-element path
+    assert_same_special_values(fn(z.to("tpu")), expected)
+    assert_same_special_values(fn(z.to("tpu")[::3]), expected[::3])  # strided
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_pow_at_every_class_of_special_value(dtype):
+    # glibc's cpow, exp(y * log x) with C99's complex product (infinities
+    # recovered): pow(0 + i NaN, 2) was 0, the CPU NaN + i NaN.
+    parts = [0.0, -0.0, 1.0, -1.5, 0.5, math.inf, -math.inf, math.nan]
+    z = torch.tensor([complex(a, b) for a in parts for b in parts], dtype=dtype)
+    x, y = z.repeat_interleave(len(z)), z.repeat(len(z))
+    assert_same_special_values(torch.pow(x.to("tpu"), y.to("tpu")), torch.pow(x, y))
+
+
 @pytest.mark.parametrize("dtype", CDTYPES, ids=str)
 def test_division_near_the_largest_finite_values(dtype):
     # Smith's scale 1 / (c + d * (d / c)) is subnormal past 2^126 (float32)

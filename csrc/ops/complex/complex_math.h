@@ -55,12 +55,106 @@ inline Value sign_bit(Builder& b, const Value& x) {
   return b.compare(i, b.splat_int(i.type, 0), "LT");
 }
 
+// Where either part of z is infinite or NaN (StableHLO's formulas give NaN
+// or a finite part there where C99, and so the CPU's std::complex, does not).
+inline Value not_finite(Builder& b, const Value& z) {
+  return ew::logical_not(b, ew::logical_and(b, b.is_finite(b.real(z)), b.is_finite(b.imag(z))));
+}
+inline Value is_inf(Builder& b, const Value& x) {
+  return b.compare(b.unary("abs", x), ew::full_like(b, x, std::numeric_limits<double>::infinity()), "EQ");
+}
+
+// e^z with C99's special values, as the CPU's std::exp: e^a cos y + i e^a sin y,
+// e^a + i y for a zero y (its sign kept, no inf * 0), and for a non-finite y
+// e^(-inf + iy) = +0 + i copysign(0, y) and e^(+inf + iy) = inf + i NaN
+// (StableHLO's exponential gives NaN + i NaN for both).
+inline Value cexp(Builder& b, const Value& w) {
+  Value a = b.real(w), y = b.imag(w);
+  Value mag = b.unary("exponential", a);
+  Value zero = ew::zeros_like(b, a);
+  Value y_zero = b.compare(y, zero, "EQ");
+  Value re = b.select(y_zero, mag, b.multiply(mag, b.unary("cosine", y)));
+  Value im = b.select(y_zero, y, b.multiply(mag, b.unary("sine", y)));
+  Value inf = ew::full_like(b, a, std::numeric_limits<double>::infinity());
+  Value not_finite_y = ew::logical_not(b, b.is_finite(y));
+  Value to_zero = ew::logical_and(b, b.compare(a, b.negate(inf), "EQ"), not_finite_y);
+  Value to_inf = ew::logical_and(b, b.compare(a, inf, "EQ"), not_finite_y);
+  re = b.select(to_zero, zero, b.select(to_inf, inf, re));
+  im = b.select(to_zero, b.select(sign_bit(b, y), b.negate(zero), zero),
+                b.select(to_inf, ew::full_like(b, a, std::numeric_limits<double>::quiet_NaN()), im));
+  return b.complex(re, im);
+}
+
+// x * y as C's complex multiply (C99 Annex G), which the CPU's std::pow
+// runs: a product whose parts both come out NaN from an infinite factor is
+// recomputed with the infinities as +-1 (and NaN parts as 0) and scaled by
+// inf, so (inf + inf i) * (0.69 + 0i) is inf + inf i, not NaN + NaN i.
+inline Value multiply_c99(Builder& b, const Value& x, const Value& y) {
+  Value p = b.real(x), q = b.imag(x), r = b.real(y), s = b.imag(y);
+  auto product = [&](const Value& p, const Value& q, const Value& r, const Value& s) {
+    return std::pair{b.subtract(b.multiply(p, r), b.multiply(q, s)), b.add(b.multiply(p, s), b.multiply(q, r))};
+  };
+  auto [re, im] = product(p, q, r, s);
+  Value zero = ew::zeros_like(b, p), one = ew::full_like(b, p, 1);
+  Value inf = ew::full_like(b, p, std::numeric_limits<double>::infinity());
+  auto is_inf = [&](const Value& v) { return complex_math::is_inf(b, v); };
+  auto sign_of = [&](const Value& m, const Value& v) {  // copysign(m, v)
+    return b.select(sign_bit(b, v), b.negate(m), m);
+  };
+  auto unit_if_inf = [&](const Value& v) { return sign_of(b.select(is_inf(v), one, zero), v); };
+  auto zero_if_nan = [&](const Value& v) { return b.select(ew::is_nan(b, v), sign_of(zero, v), v); };
+  Value x_inf = ew::logical_or(b, is_inf(p), is_inf(q)), y_inf = ew::logical_or(b, is_inf(r), is_inf(s));
+  Value pr = b.multiply(p, r), qs = b.multiply(q, s), ps = b.multiply(p, s), qr = b.multiply(q, r);
+  Value term_inf = ew::logical_or(b, ew::logical_or(b, is_inf(pr), is_inf(qs)), ew::logical_or(b, is_inf(ps), is_inf(qr)));
+  // The factors as recomputed: an infinite factor's parts become +-1 / +-0,
+  // the other factor's NaN parts +-0 (all four when only a term overflowed).
+  Value p2 = b.select(x_inf, unit_if_inf(p), b.select(ew::logical_or(b, y_inf, term_inf), zero_if_nan(p), p));
+  Value q2 = b.select(x_inf, unit_if_inf(q), b.select(ew::logical_or(b, y_inf, term_inf), zero_if_nan(q), q));
+  Value r2 = b.select(y_inf, unit_if_inf(r), b.select(ew::logical_or(b, x_inf, term_inf), zero_if_nan(r), r));
+  Value s2 = b.select(y_inf, unit_if_inf(s), b.select(ew::logical_or(b, x_inf, term_inf), zero_if_nan(s), s));
+  auto [re2, im2] = product(p2, q2, r2, s2);
+  Value recompute = ew::logical_and(b, ew::logical_and(b, ew::is_nan(b, re), ew::is_nan(b, im)),
+                                    ew::logical_or(b, ew::logical_or(b, x_inf, y_inf), term_inf));
+  return b.complex(b.select(recompute, b.multiply(inf, re2), re), b.select(recompute, b.multiply(inf, im2), im));
+}
+
 // sqrt with C99's signs: Re >= 0 and Im carrying the sign of Im z, so that a
-// -0 imaginary part takes the lower side of the cut (XLA's ignores it).
+// -0 imaginary part takes the lower side of the cut (XLA's ignores it), and
+// C99's infinities and NaNs: sqrt(x + i inf) = inf + i inf for every x,
+// sqrt(+inf + iy) = inf + i0 (inf + i NaN for a NaN y), sqrt(-inf + iy) =
+// 0 + i inf (NaN + i inf), NaN + i NaN otherwise (XLA's gave 1.1 + i NaN for
+// sqrt(1 + i NaN), and NaN + i NaN for sqrt(NaN + i inf)).
 inline Value csqrt(Builder& b, const Value& z) {
   Value r = b.unary("sqrt", z);
+  Value x = b.real(z), y = b.imag(z);
   Value im = b.unary("abs", b.imag(r));
-  return b.complex(b.unary("abs", b.real(r)), b.select(sign_bit(b, b.imag(z)), b.negate(im), im));
+  Value re = b.unary("abs", b.real(r));
+  im = b.select(sign_bit(b, y), b.negate(im), im);
+  Value inf = ew::full_like(b, x, std::numeric_limits<double>::infinity());
+  Value nan = ew::full_like(b, x, std::numeric_limits<double>::quiet_NaN()), zero = ew::zeros_like(b, x);
+  Value signed_zero = b.select(sign_bit(b, y), b.negate(zero), zero), signed_inf = b.select(sign_bit(b, y), b.negate(inf), inf);
+  Value y_nan = ew::is_nan(b, y);
+  Value special = not_finite(b, z);
+  Value sre = nan, sim = nan;
+  Value plus_inf = b.compare(x, inf, "EQ"), minus_inf = b.compare(x, b.negate(inf), "EQ");
+  sre = b.select(plus_inf, inf, sre);
+  sim = b.select(plus_inf, b.select(y_nan, nan, signed_zero), sim);
+  sre = b.select(minus_inf, b.select(y_nan, nan, zero), sre);
+  sim = b.select(minus_inf, b.select(y_nan, inf, signed_inf), sim);
+  Value y_inf = is_inf(b, y);
+  sre = b.select(y_inf, inf, sre);
+  sim = b.select(y_inf, y, sim);
+  return b.complex(b.select(special, sre, re), b.select(special, sim, im));
+}
+
+// log with C99's infinities and NaNs: where a part is not finite,
+// log|z| + i atan2(Im z, Re z) with |z| C99's hypot (inf if a part is
+// infinite, else NaN), which is C99's table (XLA's log gave
+// log(1 + i NaN) = 0.35 + i NaN and log(NaN + i inf) = NaN + i NaN).
+inline Value clog(Builder& b, const Value& z) {
+  Value x = b.real(z), y = b.imag(z);
+  Value special = b.complex(b.unary("log", magnitude(b, z)), b.binary("atan2", y, x));
+  return b.select(not_finite(b, z), special, b.unary("log", z));
 }
 
 // The CPU's complex _log_add_exp_helper(x, y) with its _logcumsumexp_minmax:

@@ -41,7 +41,7 @@ TORCH_TPU_COMPLEX_LOWERING("logsumexp", [](Builder& b, const OpCall& c, const Va
   Value mc = b.complex(m, b.splat_float(m.type, 0));
   Value e = b.unary("exponential", b.subtract(x, b.broadcast_in_dim(mc, x.type.dims, kept)));
   Value s = reduce(e, b.constant_float(x.type.dtype, 0), "add");
-  return Values{b.reshape(b.add(b.unary("log", s), mc), out.dims)};
+  return Values{b.reshape(b.add(complex_math::clog(b, s), mc), out.dims)};
 });
 
 // logaddexp(x, y) on complex values (the CPU's _log_add_exp_helper).

@@ -1,6 +1,5 @@
 // Complex pow, as the CPU: std::pow(x, y) = cexp(y * clog(x)) with C99's
-// exp of infinities (an infinite real part with a non-finite imaginary one
-// gives inf + NaN i; -inf gives 0), and, for a Scalar exponent, the CPU's
+// special values (complex_math), and, for a Scalar exponent, the CPU's
 // shortcuts: 0 -> 1, 0.5 -> sqrt, -0.5 -> rsqrt, -1 -> 1/x, 2 -> x*x, 3 -> x*x*x,
 // -2 -> 1/(x*x) (the exponent is a runtime operand, so each is a select).
 #include <cmath>
@@ -16,29 +15,8 @@ namespace {
 using namespace ew;
 using namespace complex_math;
 
-Value part(Builder& b, const Value& z, double v) { return b.splat_float(b.real(z).type, v); }
-
-Value cexp(Builder& b, const Value& w) {
-  Value a = b.real(w), y = b.imag(w);
-  Value mag = b.unary("exponential", a);
-  Value zero = part(b, w, 0);
-  Value y_zero = b.compare(y, zero, "EQ");
-  Value y_finite = b.compare(b.unary("abs", y), part(b, w, std::numeric_limits<double>::infinity()), "LT");
-  // e^a cos y + i e^a sin y; a zero y keeps e^a + i y (no inf * 0).
-  Value re = b.select(y_zero, mag, b.multiply(mag, b.unary("cosine", y)));
-  Value im = b.select(y_zero, y, b.multiply(mag, b.unary("sine", y)));
-  Value inf = part(b, w, std::numeric_limits<double>::infinity());
-  Value minus_inf_a = b.compare(a, b.negate(inf), "EQ"), plus_inf_a = b.compare(a, inf, "EQ");
-  Value not_finite_y = logical_not(b, y_finite);
-  re = b.select(logical_and(b, minus_inf_a, not_finite_y), zero, re);
-  im = b.select(logical_and(b, minus_inf_a, not_finite_y), zero, im);
-  Value nan = part(b, w, std::numeric_limits<double>::quiet_NaN());
-  re = b.select(logical_and(b, plus_inf_a, not_finite_y), inf, re);
-  im = b.select(logical_and(b, plus_inf_a, not_finite_y), nan, im);
-  return b.complex(re, im);
-}
-
-Value cpow(Builder& b, const Value& x, const Value& y) { return cexp(b, b.multiply(y, b.unary("log", x))); }
+// y * log x is glibc cpow's product, C99 Annex G's (infinities recovered).
+Value cpow(Builder& b, const Value& x, const Value& y) { return cexp(b, multiply_c99(b, y, clog(b, x))); }
 
 Values pow_rule(Builder& b, const OpCall& c, const Values& v) {
   return binary_compute(b, c, v, 0, 1, [](Builder& b, const Value& x, const Value& y) { return cpow(b, x, y); });

@@ -1,9 +1,11 @@
 // Complex unary math (exp/log/trig/hyperbolic and their inverses, sqrt,
 // sigmoid, reciprocal, sgn, angle, silu, sinc) and complex ldexp. StableHLO's
-// complex log/log1p/sqrt/tanh are used as they are, its exponential with
-// C99's infinities (cexp); expm1 is the CPU's formula and quotients are the
-// CPU's (complex_math::divide); sin/cos are built from real parts, and the
-// rest are the usual identities in those (sinh z = -i sin(iz), asin z =
+// complex log/log1p/sqrt/tanh are used where both parts are finite, with
+// C99's values (Annex G, which the CPU's std::complex functions return) where
+// one is infinite or NaN; its exponential with C99's infinities (cexp);
+// expm1 is the CPU's formula and quotients are the CPU's
+// (complex_math::divide); sin/cos are built from real parts, and the rest
+// are the usual identities in those (sinh z = -i sin(iz), asin z =
 // -i asinh(iz), ...).
 #include <cmath>
 #include <limits>
@@ -28,23 +30,16 @@ Value scale(Builder& b, const Value& z, double k) {
   Value kk = b.splat_float(z.type.with_dtype(hlo::complex_component(z.type.dtype)), k);
   return b.complex(b.multiply(b.real(z), kk), b.multiply(b.imag(z), kk));
 }
+// 1 + 0i as a dividend: its zero imaginary part opaque, so that XLA does not
+// fold p * r + 0 into p * r (which turns the CPU's -0 into +0: 1 / -1.5i = -0 + 0.67i).
+Value one(Builder& b, const Value& z) {
+  DType part = hlo::complex_component(z.type.dtype);
+  TensorType t = z.type.with_dtype(part);
+  return b.complex(b.splat_float(t, 1), b.broadcast_to(b.opaque(b.constant_float(part, 0)), t.dims));
+}
 Value times_i(Builder& b, const Value& z) { return b.complex(b.negate(b.imag(z)), b.real(z)); }
 Value times_minus_i(Builder& b, const Value& z) { return b.complex(b.imag(z), b.negate(b.real(z))); }
 Value op(Builder& b, const char* name, const Value& z) { return b.unary(name, z); }
-
-// e^z with C99's infinities, as the CPU's std::exp: e^(-inf + iy) = 0 and
-// e^(+inf + iy) = inf + i NaN for a non-finite y (StableHLO's exponential
-// gives NaN + i NaN for both, which then spreads through sigmoid and silu).
-Value cexp(Builder& b, const Value& z) {
-  Value e = op(b, "exponential", z);
-  Value re = b.real(z), im = b.imag(z);
-  Value inf = b.splat_float(re.type, std::numeric_limits<double>::infinity());
-  Value im_not_finite = b.unary("not", b.is_finite(im));
-  Value to_zero = b.binary("and", b.compare(re, b.negate(inf), "EQ"), im_not_finite);
-  Value to_inf = b.binary("and", b.compare(re, inf, "EQ"), im_not_finite);
-  Value inf_nan = b.complex(inf, b.splat_float(re.type, std::numeric_limits<double>::quiet_NaN()));
-  return b.select(to_zero, cx(b, 0, 0, z), b.select(to_inf, inf_nan, e));
-}
 
 // e^z - 1 as the CPU computes it, (expm1(x) cos y - 2 sin^2(y/2)) + i e^x sin y:
 // accurate near 0, and its infinities are the CPU's (expm1(inf + 0i) =
@@ -70,7 +65,7 @@ Value sinh_real(Builder& b, const Value& x) {
   Value half = b.splat_float(a.type, 0.5);
   Value r = b.multiply(b.add(e, b.divide(e, b.add(e, b.splat_float(a.type, 1)))), half);
   r = b.select(b.compare(a, b.splat_float(a.type, 20), "GT"), half_exp(b, a), r);
-  return b.select(is_neg(b, x), b.negate(r), r);
+  return b.select(sign_bit(b, x), b.negate(r), r);  // sinh(-0) = -0
 }
 Value cosh_real(Builder& b, const Value& x) {
   Value a = b.unary("abs", x);
@@ -82,17 +77,51 @@ Value cosh_real(Builder& b, const Value& x) {
 // t * h for a trig factor t and a hyperbolic h that may be infinite: an exact
 // zero t gives a signed zero (C99's sin(0 + i inf) = 0 + i inf), not 0 * inf = NaN.
 Value trig_times(Builder& b, const Value& t, const Value& h) {
-  Value sign_h = b.select(is_neg(b, h), b.splat_float(h.type, -1), b.splat_float(h.type, 1));
+  Value sign_h = b.select(logical_and(b, sign_bit(b, h), logical_not(b, is_nan(b, h))), b.splat_float(h.type, -1), b.splat_float(h.type, 1));
   return b.select(b.compare(t, b.splat_float(t.type, 0), "EQ"), b.multiply(t, sign_h), b.multiply(t, h));
+}
+// C99's values where Re z is infinite or NaN and Im z is 0 or infinite
+// (the products above give NaN + i NaN there): sin = NaN + i Im z for a zero
+// Im z, NaN + i inf for an infinite one; cos = NaN + i0, inf + i NaN.
+Value x_not_finite_at(Builder& b, const Value& z, const Value& y_class) {
+  return logical_and(b, logical_not(b, b.is_finite(b.real(z))), y_class);
 }
 Value sin(Builder& b, const Value& z) {  // sin x cosh y + i cos x sinh y
   Value x = b.real(z), y = b.imag(z);
-  return b.complex(trig_times(b, b.unary("sine", x), cosh_real(b, y)), trig_times(b, b.unary("cosine", x), sinh_real(b, y)));
+  Value r = b.complex(trig_times(b, b.unary("sine", x), cosh_real(b, y)), trig_times(b, b.unary("cosine", x), sinh_real(b, y)));
+  Value nan = b.splat_float(x.type, std::numeric_limits<double>::quiet_NaN());
+  Value inf = b.splat_float(x.type, std::numeric_limits<double>::infinity());
+  r = b.select(x_not_finite_at(b, z, b.compare(y, zeros_like(b, y), "EQ")), b.complex(nan, y), r);
+  return b.select(x_not_finite_at(b, z, is_inf(b, y)), b.complex(nan, inf), r);
 }
 Value cos(Builder& b, const Value& z) {  // cos x cosh y - i sin x sinh y
   Value x = b.real(z), y = b.imag(z);
-  return b.complex(trig_times(b, b.unary("cosine", x), cosh_real(b, y)),
-                   b.negate(trig_times(b, b.unary("sine", x), sinh_real(b, y))));
+  Value r = b.complex(trig_times(b, b.unary("cosine", x), cosh_real(b, y)),
+                      b.negate(trig_times(b, b.unary("sine", x), sinh_real(b, y))));
+  Value nan = b.splat_float(x.type, std::numeric_limits<double>::quiet_NaN());
+  Value inf = b.splat_float(x.type, std::numeric_limits<double>::infinity());
+  r = b.select(x_not_finite_at(b, z, b.compare(y, zeros_like(b, y), "EQ")), b.complex(nan, zeros_like(b, x)), r);
+  r = b.select(logical_and(b, b.compare(x, zeros_like(b, x), "EQ"), is_nan(b, y)), b.complex(nan, x), r);  // glibc's sign
+  return b.select(x_not_finite_at(b, z, is_inf(b, y)), b.complex(inf, nan), r);
+}
+// tanh with C99's signed zeros and special values, where XLA's loses them:
+// tanh(x +- 0i) = tanh x +- 0i, tanh(+-0 + iy) = +-0 + i tan y (NaN for a
+// non-finite y; XLA's gave NaN + i NaN), tanh(+-inf + iy) = +-1 + i copysign(0, y)
+// for a non-finite y.
+Value ctanh(Builder& b, const Value& z) {
+  Value x = b.real(z), y = b.imag(z), zero = zeros_like(b, x);
+  Value t = op(b, "tanh", z);
+  Value re = b.real(t), im = b.imag(t);
+  Value y_finite = b.is_finite(y);
+  im = b.select(b.compare(y, zero, "EQ"), y, im);
+  Value x_zero = b.compare(x, zero, "EQ");
+  re = b.select(x_zero, x, re);
+  im = b.select(logical_and(b, x_zero, logical_not(b, y_finite)), b.splat_float(x.type, std::numeric_limits<double>::quiet_NaN()), im);
+  Value far = logical_and(b, is_inf(b, x), logical_not(b, y_finite));
+  Value one = b.splat_float(x.type, 1);
+  re = b.select(far, b.select(sign_bit(b, x), b.negate(one), one), re);
+  im = b.select(far, b.select(sign_bit(b, y), b.negate(zero), zero), im);
+  return b.complex(re, im);
 }
 
 // The inverse functions are odd and commute with conjugation, so they are
@@ -116,6 +145,10 @@ Value big(Builder& b, const Value& w) {
   Value m = magnitude(b, w);
   return b.compare(m, b.splat_float(m.type, hlo::complex_component(w.type.dtype) == DType::F64 ? 1e150 : 1e18), "GT");
 }
+// w + log 2 on the real part only (adding 0i would turn a -0 imaginary part into +0).
+Value plus_log2(Builder& b, const Value& w) {
+  return b.complex(b.add(b.real(w), b.splat_float(b.real(w).type, std::log(2.0))), b.imag(w));
+}
 Value is_inf_part(Builder& b, const Value& w) {
   Value x = b.unary("abs", b.real(w)), y = b.unary("abs", b.imag(w));
   Value inf = b.splat_float(x.type, std::numeric_limits<double>::infinity());
@@ -127,8 +160,13 @@ Value asinh(Builder& b, const Value& z) {
   Value w2 = b.multiply(w, w);
   Value s = csqrt(b, b.add(w2, one));
   Value near = op(b, "log_plus_one", b.add(w, b.divide(w2, b.add(one, s))));
-  Value far = b.add(op(b, "log", w), cx(b, std::log(2.0), 0, z));
-  return copy_signs(b, b.select(big(b, w), far, near), z);
+  Value far = plus_log2(b, clog(b, w));
+  Value r = b.select(big(b, w), far, near);
+  // C99: asinh(NaN + i0) = NaN + i0, asinh(NaN + i inf) = inf + i NaN (the formulas: NaN + i NaN).
+  Value x = b.real(w), y = b.imag(w), nan = b.splat_float(x.type, std::numeric_limits<double>::quiet_NaN());
+  r = b.select(logical_and(b, is_nan(b, x), b.compare(y, zeros_like(b, y), "EQ")), b.complex(nan, y), r);
+  r = b.select(logical_and(b, is_nan(b, x), is_inf(b, y)), b.complex(y, nan), r);
+  return copy_signs(b, r, z);
 }
 // atanh w = (log1p(w) - log1p(-w)) / 2, for w in the first quadrant.
 Value atanh(Builder& b, const Value& z) {
@@ -141,19 +179,33 @@ Value atanh(Builder& b, const Value& z) {
   re = b.select(is_inf_part(b, w), zero, re);
   im = b.select(is_inf_part(b, w), zero, im);
   Value far = b.complex(re, b.subtract(b.splat_float(m.type, M_PI / 2), im));
-  return copy_signs(b, b.select(big(b, w), far, near), z);
+  Value r = b.select(big(b, w), far, near);
+  // C99: atanh(0 + i NaN) = 0 + i NaN, atanh(inf + i NaN) = 0 + i NaN (the formulas: NaN + i NaN, 0 + i pi/2).
+  Value x = b.real(w), y = b.imag(w);
+  Value at = logical_and(b, is_nan(b, y), logical_or(b, b.compare(x, zero, "EQ"), is_inf(b, x)));
+  r = b.select(at, b.complex(zero, y), r);
+  return copy_signs(b, r, z);
 }
 // acosh z = log(z + sqrt(z + 1) sqrt(z - 1)): the principal branch (Kahan's form).
 // For a huge |z| (infinities included) log(2z), which keeps arg(z) on the branch cuts.
 Value acosh(Builder& b, const Value& z) {
   // z + 1 and z - 1 on the real part only: adding 0i would turn a -0 imaginary part into +0 (the other side of the cut).
   auto shift = [&](double k) { return b.complex(b.add(b.real(z), b.splat_float(b.real(z).type, k)), b.imag(z)); };
-  Value near = op(b, "log", b.add(z, b.multiply(csqrt(b, shift(1)), csqrt(b, shift(-1)))));
-  return b.select(big(b, z), b.add(op(b, "log", z), cx(b, std::log(2.0), 0, z)), near);
+  Value near = clog(b, b.add(z, b.multiply(csqrt(b, shift(1)), csqrt(b, shift(-1)))));
+  Value r = b.select(big(b, z), plus_log2(b, clog(b, z)), near);
+  // C99: acosh(+-0 + i NaN) = NaN + i pi/2 (the formula: NaN + i NaN).
+  Value x = b.real(z), y = b.imag(z);
+  Value at = logical_and(b, b.compare(x, zeros_like(b, x), "EQ"), is_nan(b, y));
+  return b.select(at, cx(b, std::numeric_limits<double>::quiet_NaN(), M_PI / 2, z), r);
 }
-// acos z = pi/2 - asin z
+// acos z = pi/2 - asin z. The imaginary part is negated for complex64 (C99's
+// acos(x + i0) = acos x - i0, which 0 - (+0) would lose) and subtracted from
+// 0 for complex128, whose CPU kernel gives +0 there.
 Value acos(Builder& b, const Value& z) {
-  return b.subtract(cx(b, M_PI / 2, 0, z), times_minus_i(b, asinh(b, times_i(b, z))));
+  Value s = times_minus_i(b, asinh(b, times_i(b, z)));
+  Value s_im = b.imag(s);
+  Value im = z.type.dtype == DType::C128 ? b.subtract(zeros_like(b, s_im), s_im) : b.negate(s_im);
+  return b.complex(b.subtract(b.splat_float(s_im.type, M_PI / 2), b.real(s)), im);
 }
 
 using Fn = Value (*)(Builder&, const Value&);
@@ -173,20 +225,31 @@ Values complex_unary(Builder& b, const OpCall& c, const Values& v, Fn f) {
 TORCH_TPU_COMPLEX_UNARY("exp", cexp(b, z));
 TORCH_TPU_COMPLEX_UNARY("exp2", cexp(b, scale(b, z, std::log(2.0))));
 TORCH_TPU_COMPLEX_UNARY("expm1", cexpm1(b, z));
-TORCH_TPU_COMPLEX_UNARY("log", op(b, "log", z));
-TORCH_TPU_COMPLEX_UNARY("log2", scale(b, op(b, "log", z), 1 / std::log(2.0)));
-TORCH_TPU_COMPLEX_UNARY("log10", scale(b, op(b, "log", z), 1 / std::log(10.0)));
-TORCH_TPU_COMPLEX_UNARY("log1p", op(b, "log_plus_one", z));
+TORCH_TPU_COMPLEX_UNARY("log", clog(b, z));
+TORCH_TPU_COMPLEX_UNARY("log2", scale(b, clog(b, z), 1 / std::log(2.0)));
+TORCH_TPU_COMPLEX_UNARY("log10", scale(b, clog(b, z), 1 / std::log(10.0)));
+// log1p as the CPU's formula gives it at log1p(+-inf + i NaN): NaN + i NaN
+// (XLA's: inf + i NaN), and log1p(+-0 +- 0i) = z (XLA's loses the -0).
+TORCH_TPU_COMPLEX_UNARY("log1p", [](Builder& b, const Value& z) {
+  Value nan = cx(b, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), z);
+  Value r = b.select(logical_and(b, is_inf(b, b.real(z)), is_nan(b, b.imag(z))), nan, op(b, "log_plus_one", z));
+  return b.select(b.compare(z, cx(b, 0, 0, z), "EQ"), z, r);
+}(b, z));
 TORCH_TPU_COMPLEX_UNARY("sqrt", csqrt(b, z));
-TORCH_TPU_COMPLEX_UNARY("rsqrt", divide(b, cx(b, 1, 0, z), csqrt(b, z)));
-TORCH_TPU_COMPLEX_UNARY("reciprocal", divide(b, cx(b, 1, 0, z), z));
+TORCH_TPU_COMPLEX_UNARY("rsqrt", divide(b, one(b, z), csqrt(b, z)));
+TORCH_TPU_COMPLEX_UNARY("reciprocal", divide(b, one(b, z), z));
 TORCH_TPU_COMPLEX_UNARY("sin", sin(b, z));
 TORCH_TPU_COMPLEX_UNARY("cos", cos(b, z));
-TORCH_TPU_COMPLEX_UNARY("tan", times_minus_i(b, op(b, "tanh", times_i(b, z))));
-TORCH_TPU_COMPLEX_UNARY("tanh", op(b, "tanh", z));
+TORCH_TPU_COMPLEX_UNARY("tan", times_minus_i(b, ctanh(b, times_i(b, z))));
+TORCH_TPU_COMPLEX_UNARY("tanh", ctanh(b, z));
 TORCH_TPU_COMPLEX_UNARY("sinh", times_minus_i(b, sin(b, times_i(b, z))));
-TORCH_TPU_COMPLEX_UNARY("cosh", cos(b, times_i(b, z)));
-TORCH_TPU_COMPLEX_UNARY("sigmoid", divide(b, cx(b, 1, 0, z), b.add(cx(b, 1, 0, z), cexp(b, b.negate(z)))));
+// cosh z = cos iz, but C99's cosh(NaN +- 0i) = NaN +- 0i (glibc's sign; cos iz gives the other)
+TORCH_TPU_COMPLEX_UNARY("cosh", [](Builder& b, const Value& z) {
+  Value x = b.real(z), y = b.imag(z);
+  Value at = logical_and(b, is_nan(b, x), b.compare(y, zeros_like(b, y), "EQ"));
+  return b.select(at, b.complex(x, y), cos(b, times_i(b, z)));
+}(b, z));
+TORCH_TPU_COMPLEX_UNARY("sigmoid", divide(b, one(b, z), b.add(cx(b, 1, 0, z), cexp(b, b.negate(z)))));
 // silu: z / (1 + exp(-z)), the CPU's complex formula.
 TORCH_TPU_COMPLEX_UNARY("silu", divide(b, z, b.add(cx(b, 1, 0, z), cexp(b, b.negate(z)))));
 // sinc: sin(pi z) / (pi z), 1 at 0.
