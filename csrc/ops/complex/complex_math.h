@@ -157,6 +157,9 @@ inline Value clog(Builder& b, const Value& z) {
   return b.select(not_finite(b, z), special, b.unary("log", z));
 }
 
+// x ** y as glibc's cpow: cexp(y * clog(x)), the product C99's (infinities recovered).
+inline Value cpow(Builder& b, const Value& x, const Value& y) { return cexp(b, multiply_c99(b, y, clog(b, x))); }
+
 // The CPU's complex _log_add_exp_helper(x, y) with its _logcumsumexp_minmax:
 // NaN (in either part) of either gives NaN + NaN i; min/max by real part, y
 // first on ties; equal infinite real parts give min (-inf) or

@@ -15,8 +15,6 @@ namespace {
 using namespace ew;
 using namespace complex_math;
 
-// y * log x is glibc cpow's product, C99 Annex G's (infinities recovered).
-Value cpow(Builder& b, const Value& x, const Value& y) { return cexp(b, multiply_c99(b, y, clog(b, x))); }
 
 Values pow_rule(Builder& b, const OpCall& c, const Values& v) {
   return binary_compute(b, c, v, 0, 1, [](Builder& b, const Value& x, const Value& y) { return cpow(b, x, y); });

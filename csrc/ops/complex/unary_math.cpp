@@ -286,7 +286,8 @@ TORCH_TPU_COMPLEX_LOWERING("ldexp.Tensor", [](Builder& b, const OpCall& c, const
   const Value& e = operand(c, v, 1);
   DType pt = hlo::is_float(e.type.dtype) || hlo::is_complex(e.type.dtype) ? e.type.dtype : c.default_float;
   Value ef = b.broadcast_to(b.convert(e, compute_type(pt)), out.dims);
-  Value p = b.binary("power", b.splat_float(ef.type, 2), ef);
+  Value p = hlo::is_complex(ef.type.dtype) ? cpow(b, cx(b, 2, 0, ef), ef)  // XLA's power: 2^(-inf + 0.5i) = NaN, not 0
+                                           : b.binary("power", b.splat_float(ef.type, 2), ef);
   return Values{b.multiply(x, b.convert(b.convert(p, pt), out.dtype))};
 });
 
