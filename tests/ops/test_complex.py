@@ -166,7 +166,8 @@ def assert_same_special_values(actual, expected):
 
 @pytest.mark.parametrize("dtype", CDTYPES, ids=str)
 @pytest.mark.parametrize("name", ["log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
-                                  "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "exp", "expm1"])
+                                  "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "exp", "expm1",
+                                  "sgn", "reciprocal", "sigmoid"])
 def test_unary_math_at_every_class_of_special_value(name, dtype):
     # Every pair of {+-0, finite, +-inf, NaN} parts: C99's values (Annex G),
     # as the CPU's std::complex functions give them, element by element. XLA's

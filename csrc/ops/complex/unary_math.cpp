@@ -30,12 +30,15 @@ Value scale(Builder& b, const Value& z, double k) {
   Value kk = b.splat_float(z.type.with_dtype(hlo::complex_component(z.type.dtype)), k);
   return b.complex(b.multiply(b.real(z), kk), b.multiply(b.imag(z), kk));
 }
-// 1 + 0i as a dividend: its zero imaginary part opaque, so that XLA does not
-// fold p * r + 0 into p * r (which turns the CPU's -0 into +0: 1 / -1.5i = -0 + 0.67i).
+// A zero XLA cannot fold away (p * r + 0 -> p * r turns the CPU's -0 into
+// +0: 1 / -1.5i = -0 + 0.67i), shaped like the real part `like`.
+Value opaque_zero(Builder& b, const Value& like) {
+  return b.broadcast_to(b.opaque(b.constant_float(like.type.dtype, 0)), like.type.dims);
+}
+// 1 + 0i as a dividend.
 Value one(Builder& b, const Value& z) {
-  DType part = hlo::complex_component(z.type.dtype);
-  TensorType t = z.type.with_dtype(part);
-  return b.complex(b.splat_float(t, 1), b.broadcast_to(b.opaque(b.constant_float(part, 0)), t.dims));
+  Value re = b.splat_float(z.type.with_dtype(hlo::complex_component(z.type.dtype)), 1);
+  return b.complex(re, opaque_zero(b, re));
 }
 Value times_i(Builder& b, const Value& z) { return b.complex(b.negate(b.imag(z)), b.real(z)); }
 Value times_minus_i(Builder& b, const Value& z) { return b.complex(b.imag(z), b.negate(b.real(z))); }
@@ -263,11 +266,13 @@ TORCH_TPU_COMPLEX_UNARY("atanh", atanh(b, z));
 TORCH_TPU_COMPLEX_UNARY("asin", times_minus_i(b, asinh(b, times_i(b, z))));
 TORCH_TPU_COMPLEX_UNARY("acos", acos(b, z));
 TORCH_TPU_COMPLEX_UNARY("atan", times_minus_i(b, atanh(b, times_i(b, z))));
-// sgn: z / |z| part by part (the CPU divides by a real), 0 at 0.
+// sgn: z / (|z| + 0i), a complex division, 0 at 0: the CPU's per-element
+// kernel (its vectorized one divides part by part and differs at infinities,
+// sgn(0 - inf i) = 0 + NaN i there, NaN + NaN i here and per element).
 TORCH_TPU_COMPLEX_UNARY("sgn", [](Builder& b, const Value& z) {
   Value a = magnitude(b, z);
   Value zero = b.splat_float(a.type, 0);
-  Value r = b.complex(b.divide(b.real(z), a), b.divide(b.imag(z), a));
+  Value r = divide(b, z, b.complex(a, opaque_zero(b, a)));
   return b.select(b.compare(a, zero, "EQ"), cx(b, 0, 0, z), r);
 }(b, z));
 #undef TORCH_TPU_COMPLEX_UNARY
