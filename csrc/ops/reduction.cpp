@@ -212,8 +212,9 @@ TORCH_TPU_LOWERING("any.dims", allany_rule<false>);
 // var/std(self, dim?, *, correction?, keepdim) and the _mean forms: two-pass
 // (mean, then squared deviations) in the compute type; the divisor is
 // max(0, N - correction) with correction a runtime scalar (default 1). For
-// complex input the mean is complex and the deviations' squared magnitudes
-// (re^2 + im^2) sum in the real component type, like the CPU.
+// complex input the mean is complex and the variance is the CPU's
+// var(re) + var(im), each part's squared deviations summed and divided on
+// their own (with no divisor left, 0 / 0 of a constant part makes it NaN).
 struct Moments {
   Value var, mean;
 };
@@ -235,13 +236,16 @@ Moments moments(Builder& b, const OpCall& c, const Values& v) {
   for (int64_t i = 0; i < x.type.rank(); ++i)
     if (std::find(dims.begin(), dims.end(), i) == dims.end()) kept.push_back(i);
   Value d = b.subtract(xa, b.broadcast_in_dim(mean, xa.type.dims, kept));
-  Value sq = cplx ? b.add(b.multiply(b.real(d), b.real(d)), b.multiply(b.imag(d), b.imag(d))) : b.multiply(d, d);
-  Value ss = reduce1(b, sq, dims, b.constant_float(acc, 0), "add");
+  auto sum_sq = [&](const Value& part) { return reduce1(b, b.multiply(part, part), dims, b.constant_float(acc, 0), "add"); };
   Value corr = c.arg(2).is_none() ? b.constant_float(acc, 1) : b.convert(operand(c, v, 2), acc);
   // The CPU's std::max(0, N - correction): a NaN difference gives 0 too.
   Value diff = b.subtract(n, corr), zero = b.constant_float(acc, 0);
   Value divisor = b.select(b.compare(diff, zero, "GT"), diff, zero);
-  return {b.divide(ss, b.broadcast_to(divisor, ss.type.dims)), mean};
+  auto var = [&](const Value& part) {
+    Value ss = sum_sq(part);
+    return b.divide(ss, b.broadcast_to(divisor, ss.type.dims));
+  };
+  return {cplx ? b.add(var(b.real(d)), var(b.imag(d))) : var(d), mean};
 }
 
 TORCH_TPU_LOWERING("var.correction", [](Builder& b, const OpCall& c, const Values& v) {

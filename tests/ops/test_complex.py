@@ -240,6 +240,11 @@ def test_reductions(dtype, shape):
     if len(shape) == 2:
         check(lambda a: (a.sum(0), a.mean(1, keepdim=True), a.prod(1), a.cumsum(1), a.cumprod(0)), x)
         check(lambda a: (a.var(0), a.std(1), torch.var_mean(a, 1), torch.std_mean(a, 0, correction=0)), x)
+        # var(re) + var(im), as the CPU: with no divisor left, a constant part's
+        # 0 / 0 makes the variance NaN (|z - mean|^2 / 0 gave inf).
+        real_valued = torch.complex(x.real, torch.zeros_like(x.real))
+        for corr in (5, 1e20):
+            check(lambda a: (a.var(1, correction=corr), torch.std_mean(a, correction=corr)), real_valued)
         check(lambda a: (torch.logsumexp(a, 1), torch.linalg.vector_norm(a, 3, 1), torch.linalg.norm(a),
                          a.norm(1), a.norm(float("inf"), 1), torch.renorm(a, 2, 0, 5.0)), x)
         check(lambda a: (a.trace(), a.T.trace()), x)
