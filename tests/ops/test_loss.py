@@ -212,6 +212,21 @@ def test_huber_loss_mixed_dtype_keeps_input_dtype(reduction, shapes, dtypes):
     check(lambda a, b: torch.ops.aten.huber_loss(a, b, {"none": 0, "mean": 1, "sum": 2}[reduction], 0.7), x, y)
 
 
+# mse_loss_backward and smooth_l1_loss_backward give self's dtype on the CPU
+# (computed in the promoted dtype, then cast; the meta kernels promote).
+@pytest.mark.parametrize("dtypes", [(torch.float64, torch.float32, torch.float64), (torch.float32, torch.float16, torch.float32),
+                                    (torch.float16, torch.float16, torch.float64), (torch.float32, torch.bfloat16, torch.float16)],
+                         ids=str)
+def test_mse_and_smooth_l1_backward_keep_self_dtype(dtypes):
+    g, x, y = make((3, 4), dtypes[0]), make((3, 4), dtypes[1], seed=1), make((3, 4), dtypes[2], seed=2)
+    for reduction in (0, 1, 2):
+        gr = g if reduction == 0 else g[0, 0]
+        check(lambda a, b, c: torch.ops.aten.mse_loss_backward(a, b, c, reduction), gr, x, y)
+        check(lambda a, b, c: torch.ops.aten.smooth_l1_loss_backward(a, b, c, reduction, 0.5), gr, x, y)
+    check(lambda a, b, c: torch.ops.aten.mse_loss_backward(a, b, c, 1), g[0, 0], x.T, y.T)  # transposed
+    check(lambda a, b, c: torch.ops.aten.smooth_l1_loss_backward(a, b, c, 0, 0.0), g[:0], x[:0], y[:0])  # empty
+
+
 def _nullcontext():
     import contextlib
     return contextlib.nullcontext()

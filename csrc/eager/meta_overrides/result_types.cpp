@@ -22,7 +22,8 @@ std::vector<c10::IValue> addr_meta(const torch::jit::Stack& stack, size_t first)
 }
 
 // An op whose CPU result has the dtype of its argument `arg` (huber_loss's
-// self; mish_backward's self, where the meta kernel promotes with grad).
+// self; the self of mish_backward, mse_loss_backward and
+// smooth_l1_loss_backward, where the meta kernels promote with grad/target).
 MetaOverride typed_as_arg(const char* name, size_t arg) {
   return [=](const torch::jit::Stack& stack, size_t first) {
     std::vector<c10::IValue> r = default_meta(name, "", stack, first);
@@ -114,6 +115,8 @@ const MetaOverrideRegistrar registrar{
     {"aten::addr", addr_meta},
     {"aten::huber_loss", typed_as_arg("aten::huber_loss", 0)},
     {"aten::mish_backward", typed_as_arg("aten::mish_backward", 1)},
+    {"aten::mse_loss_backward", typed_as_arg("aten::mse_loss_backward", 1)},
+    {"aten::smooth_l1_loss_backward", typed_as_arg("aten::smooth_l1_loss_backward", 1)},
     {"aten::pow.Tensor_Scalar", typed_as_binary("aten::pow", "Tensor_Scalar")},
     {"aten::threshold_backward", typed_as_binary("aten::threshold_backward", "")},
     {"aten::_prelu_kernel_backward", prelu_kernel_backward_meta},
