@@ -160,7 +160,9 @@ TORCH_TPU_LOWERING("index_add", [](Builder& b, const OpCall& c, const Values& v)
   std::vector<int64_t> udims = x.type.dims;
   udims[dim] = idx.type.dims[0];
   Value src = b.reshape(b.convert(operand(c, v, 3), ct), udims);
-  if (dt != DType::Pred) src = b.multiply(src, to_type(b, operand(c, v, 4), src.type));
+  // source * alpha (a bool alpha=False adds nothing: and, for bool)
+  Value alpha = to_type(b, operand(c, v, 4), src.type);
+  src = src.type.dtype == DType::Pred ? b.binary("and", src, alpha) : b.multiply(src, alpha);
   Value r = scatter_slices(b, x, idx, 1, {dim}, all_but(rank, {dim}), src, true);
   return Values{b.convert(b.reshape(r, self.type.dims), dt)};
 });

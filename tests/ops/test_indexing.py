@@ -269,6 +269,15 @@ def test_index_add(dtype):
     check(lambda t, i, s: t.index_add(0, i, s), make((), dtype), torch.tensor([0]), make((), dtype, 2))
 
 
+def test_index_add_bool_with_alpha():
+    # bool: self or (source and alpha); alpha=False adds nothing (it was ignored).
+    x, src = make((5, 4), torch.bool), make((6, 4), torch.bool, 2)
+    i = idx((6,), 5, 3)
+    for alpha in (True, False):
+        check(lambda t, i, s: t.index_add(0, i, s, alpha=alpha), x, i, src)
+        check(lambda t, i, s: t.index_add(1, i, s, alpha=alpha), x.T, idx((2,), 5), src[:2, :4].T)  # transposed
+
+
 def test_index_add_errors():
     x = make((5, 4), torch.float32)
     check_raises_like_cpu(lambda t, i, s: t.index_add(0, i, s), x, torch.tensor([5]), torch.ones(1, 4))
