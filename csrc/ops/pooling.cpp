@@ -119,6 +119,30 @@ Values lower_avg_pool(Builder& b, const OpCall& c, const Values& v, size_t n) {
   return Values{b.convert(b.divide(b.reshape(sum, out.dims), div), out.dtype)};
 }
 
+// The windows of `spread` (kernel k, stride 1) summed as the CPU's
+// float16/bfloat16 kernel adds into grad_input: output by output in row-major
+// order (window offset ascending), each partial sum rounded to the half type.
+// A sum in float32 rounds once, which a cancelling sum of rounded terms can
+// leave further from the exact value than the CPU's.
+Value half_sums(Builder& b, const Value& spread, const Dims& kernel, const TensorType& out) {
+  size_t n = kernel.size(), rank = spread.type.rank();
+  Dims in = spatial_dims(out, n);
+  Value acc;
+  Dims offset(n, 0);
+  for (;;) {
+    Dims start(rank, 0), limit = spread.type.dims;
+    for (size_t i = 0; i < n; ++i) {
+      start[rank - n + i] = offset[i];
+      limit[rank - n + i] = offset[i] + in[i];
+    }
+    Value term = b.slice(spread, start, limit, Dims(rank, 1));
+    acc = acc.name.empty() ? term : b.convert(b.convert(b.add(acc, term), out.dtype), spread.type.dtype);
+    size_t i = n;  // next offset, the last dimension fastest
+    while (i > 0 && ++offset[i - 1] == kernel[i - 1]) offset[--i] = 0;
+    if (i == 0) return acc;
+  }
+}
+
 // avg_pool{2,3}d_backward(grad_output, self, kernel_size, stride, padding,
 //     ceil_mode, count_include_pad, divisor_override?)
 Values lower_avg_pool_backward(Builder& b, const OpCall& c, const Values& v, size_t n) {
@@ -142,6 +166,7 @@ Values lower_avg_pool_backward(Builder& b, const OpCall& c, const Values& v, siz
   }
   Value zero = b.constant_float(ct, 0.0);
   Value spread = pad_spatial(b, gy, zero, lo, hi, interior);
+  if (ct != out.dtype) return Values{b.convert(b.reshape(half_sums(b, spread, g.kernel, out), out.dims), out.dtype)};
   hlo::RegionBody add = [](Builder& rb, const Values& a) { return Values{rb.add(a[0], a[1])}; };
   Value r = reduce_window(b, {spread}, {zero}, g.kernel, Dims(n, 1), Dims(n, 1), add)[0];
   return Values{b.convert(b.reshape(r, out.dims), out.dtype)};

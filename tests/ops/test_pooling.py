@@ -139,6 +139,23 @@ def test_avg_pool(dtype, n, kernel, stride, padding, ceil_mode, count_include_pa
     check_grads(fn, make(shape(n, batch=(3,)), dtype))  # unbatched
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("kernel,stride,padding,ceil_mode,count_include_pad,divisor", AVG_CASES + [
+    ((2, 3), 1, 0, False, False, None), ((1, 4), (2, 1), (0, 1), True, True, None)], ids=str)
+def test_avg_pool2d_backward_half_sums_like_the_cpu(dtype, kernel, stride, padding, ceil_mode, count_include_pad,
+                                                    divisor):
+    # The CPU adds each output's rounded grad / divisor into grad_input in the
+    # half type, output by output; a float32 sum rounded once differed from it
+    # by up to 7 units in the last place where the terms cancel. Bit for bit.
+    x = make((2, 3, 7, 6), dtype)
+    args = (kernel, stride if stride is not None else kernel, padding, ceil_mode, count_include_pad, divisor)
+    for xx in (x, x.to(memory_format=torch.channels_last), x.transpose(2, 3)):
+        g = make(tuple(F.avg_pool2d(xx.float(), *args[:5], divisor_override=divisor).shape), dtype, seed=1) * 3
+        expected = torch.ops.aten.avg_pool2d_backward(g, xx, *args)
+        got = torch.ops.aten.avg_pool2d_backward(g.to("tpu"), xx.to("tpu"), *args)
+        torch.testing.assert_close(got.cpu(), expected, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_avg_pool_layouts(dtype):
     fn = lambda t: F.avg_pool2d(t, 3, 2, 1, ceil_mode=True, count_include_pad=False)  # noqa: E731
