@@ -306,7 +306,8 @@ def _overlaps(spec):
     return addr.unique().numel() < addr.numel()
 
 
-LINALG = ("cholesky", "linalg_", "_linalg_", "triangular_solve", "lu_unpack", "_cholesky_solve_helper")
+LINALG = ("cholesky", "linalg_", "_linalg_", "triangular_solve", "lu_unpack", "_cholesky_solve_helper", "geqrf", "orgqr",
+          "ormqr")
 # Ops whose results add up many products: with inf/NaN or near-overflow
 # inputs (the "special" values), where an inf, a NaN or an overflow appears
 # depends on the order of the operations, which PyTorch leaves open.

@@ -112,8 +112,9 @@ Value normalize(Ctx& c, const Value& v, const Value& rotate, bool keep_sign) {
   Value ak = c.abs(vk);
   Value ok = c.land(rotate, c.gt(ak, c.zeros(ak.type)));
   Value ph = c.div(conj(c.b, vk), c.b.complex(c.sel(ok, ak, c.b.splat_float(ak.type, 1.0)), c.zeros(ak.type)));
-  if (keep_sign) {  // dgeev's dlartg: the component becomes sign(re) |v_k|
-    Value neg = c.lt(c.b.real(vk), c.zeros(ak.type));
+  if (keep_sign) {  // dgeev's dlartg: the component becomes -|v_k| where re < 0 and |re| > |im|
+    Value re = c.b.real(vk), im = c.b.imag(vk);
+    Value neg = c.land(c.lt(re, c.zeros(ak.type)), c.gt(c.abs(re), c.abs(im)));
     ph = c.sel(neg, c.neg(ph), ph);
   }
   ph = c.sel(ok, ph, c.b.splat_float(ph.type, 1.0));
