@@ -145,3 +145,49 @@ def test_batch_norm_parameter_sizes_checked(arg, shape):
     with pytest.raises(RuntimeError, match=name):
         BN(torch.randn(3, 2, 4, device="tpu"), *params, False, 0.1, 1e-5)
     still_usable()
+
+
+A = torch.ops.aten
+
+
+def _t(shape, dtype=torch.float32):
+    return torch.rand(shape, dtype=dtype)
+
+
+# CPU kernels that take one dtype for all their tensors raise on mixed dtypes
+# (the meta kernels, and so tpu before, promoted and computed).
+MIXED_DTYPES = {
+    "huber_loss_backward": lambda d: A.huber_loss_backward(_t((2, 3), d), _t((2, 3)), _t((2, 3)), 1, 1.0),
+    "binary_cross_entropy": lambda d: A.binary_cross_entropy(_t((2, 3)), _t((2, 3), d), None, 1),
+    "binary_cross_entropy_backward": lambda d: A.binary_cross_entropy_backward(
+        _t((2, 3), d), _t((2, 3)), _t((2, 3)), None, 1),
+    "log_sigmoid_backward": lambda d: A.log_sigmoid_backward(_t((2, 3), d), _t((2, 3)), _t((2, 3))),
+    "_softmax_backward_data": lambda d: A._softmax_backward_data(_t((2, 3)), _t((2, 3), d), 1, torch.float32),
+    "_log_softmax_backward_data": lambda d: A._log_softmax_backward_data(_t((2, 3)), _t((2, 3), d), 1, torch.float32),
+    "_prelu_kernel": lambda d: A._prelu_kernel(_t((2, 3)), _t((3,), d)),
+    "_prelu_kernel_backward": lambda d: A._prelu_kernel_backward(_t((2, 3), d), _t((2, 3)), _t((3,))),
+    "reflection_pad2d_backward": lambda d: A.reflection_pad2d_backward(_t((1, 4, 5), d), _t((1, 2, 3)), [1, 1, 1, 1]),
+    "replication_pad1d_backward": lambda d: A.replication_pad1d_backward(_t((2, 5)), _t((2, 3), d), [1, 1]),
+    "glu_backward": lambda d: A.glu_backward(_t((2, 2), d), _t((2, 4)), 1),
+    "nll_loss_forward": lambda d: A.nll_loss_forward(_t((2, 3)), torch.tensor([0, 1]), _t((3,), d), 1, -100),
+    "nll_loss_backward": lambda d: A.nll_loss_backward(torch.tensor(1.0, dtype=d), _t((2, 3)), torch.tensor([0, 1]),
+                                                       None, 1, -100, torch.tensor(2.0)),
+    "multilabel_margin_loss_backward": lambda d: A.multilabel_margin_loss_backward(
+        torch.tensor(1.0, dtype=d), _t((2, 3)), torch.zeros(2, 3, dtype=torch.long), 1, _t((2, 3))),
+}
+
+
+@pytest.mark.parametrize("name", list(MIXED_DTYPES))
+@pytest.mark.parametrize("other", [torch.float64, torch.bfloat16], ids=str)
+def test_mixed_dtypes_raise_like_the_cpu(name, other):
+    call = MIXED_DTYPES[name]
+    with pytest.raises(RuntimeError) as cpu:
+        call(other)
+    with torch.device("tpu"):
+        with pytest.raises(RuntimeError) as tpu:
+            call(other)
+            torch.tpu.synchronize()
+    assert str(cpu.value).splitlines()[0] in str(tpu.value), (str(tpu.value), str(cpu.value))
+    with torch.device("tpu"):
+        call(torch.float32)  # one dtype: computes
+    still_usable()

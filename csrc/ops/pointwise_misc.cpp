@@ -107,12 +107,25 @@ TORCH_TPU_LOWERING("logit_backward", [](Builder& b, const OpCall& c, const Value
   bool has_eps = !c.arg(2).is_none() && c.arg(2).d >= 0;
   double lo = has_eps ? c.arg(2).d : 0, hi = 1 - lo;
   Value one = full_like(b, x, 1);
-  Value r = b.divide(g, b.multiply(x, b.subtract(one, x)));
+  // Each operation rounds to the half type, as the CPU's Half arithmetic.
+  auto rnd = [&](const Value& t) { return l.ct == l.out ? t : b.convert(b.convert(t, l.out), l.ct); };
+  Value r = b.divide(g, rnd(b.multiply(x, rnd(b.subtract(one, x)))));
   if (is_float(l.ct)) {  // integer dtypes (no CPU kernel) have no inf
     Value edge = logical_or(b, b.compare(x, zeros_like(b, x), "EQ"), b.compare(x, one, "EQ"));
     r = b.select(edge, b.multiply(g, full_like(b, g, INFINITY)), r);
   }
-  Value outside = logical_or(b, b.compare(x, full_like(b, x, lo), "LT"), b.compare(x, full_like(b, x, hi), "GT"));
+  Value lo_v = full_like(b, x, lo), hi_v = full_like(b, x, hi);
+  if (has_eps && is_float(l.out)) {
+    // lo and hi are the CPU's scalar_t values: eps rounded to the dtype (via
+    // float, as c10::Half's constructor), hi = 1 - lo in the compute dtype,
+    // rounded to it (1 - 1e-5 is 1 in float16: x = 1 is inside, grad * inf).
+    Value e = b.constant_float(l.out == DType::F64 ? DType::F64 : DType::F32, lo);
+    Value lo_s = b.convert(b.convert(e, l.out), l.ct);
+    Value hi_s = b.convert(b.convert(b.subtract(b.constant_float(l.ct, 1), lo_s), l.out), l.ct);
+    lo_v = b.broadcast_to(lo_s, x.type.dims);
+    hi_v = b.broadcast_to(hi_s, x.type.dims);
+  }
+  Value outside = logical_or(b, b.compare(x, lo_v, "LT"), b.compare(x, hi_v, "GT"));
   Value fill = has_eps ? zeros_like(b, x) : full_like(b, x, std::nan(""));
   return Values{b.convert(b.select(outside, fill, r), l.out)};
 });

@@ -101,11 +101,10 @@ def test_known_bug_out_dtype_not_checked(assert_parity):
 
 def test_known_bug_mixed_dtypes_not_checked(assert_parity):
     assert_parity({
-        "_prelu_kernel f32/f16": lambda d: torch.ops.aten._prelu_kernel(
-            torch.ones(2, 2, device=d), torch.ones(2, device=d).half()),
-        "binary_cross_entropy_backward f32/f64": lambda d: torch.ops.aten.binary_cross_entropy_backward(
-            torch.tensor(1.0, device=d), torch.tensor([0.3], device=d),
-            torch.tensor([0.5], dtype=torch.float64, device=d), None, 1),
+        "neg.out f32 into f64": lambda d: torch.ops.aten.neg.out(
+            torch.ones(3, device=d), out=torch.empty(3, dtype=torch.float64, device=d)),
+        "hardtanh.out f32 into complex64": lambda d: torch.ops.aten.hardtanh.out(
+            torch.ones(3, device=d), -1, 1, out=torch.empty(3, dtype=torch.complex64, device=d)),
     })
 
 

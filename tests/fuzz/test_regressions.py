@@ -124,6 +124,17 @@ def test_prelu_backward_weight_grad_shape(assert_parity):
     assert_parity(cases)
 
 
+def test_mixed_dtypes_raise_where_the_cpu_kernel_takes_one(assert_parity):
+    # Found by the fuzzer (known bug mixed-dtypes-not-checked): tpu promoted.
+    assert_parity({
+        "_prelu_kernel f32/f16": lambda d: torch.ops.aten._prelu_kernel(
+            torch.ones(2, 2, device=d), torch.ones(2, device=d).half()),
+        "binary_cross_entropy_backward f32/f64": lambda d: torch.ops.aten.binary_cross_entropy_backward(
+            torch.tensor(1.0, device=d), torch.tensor([0.3], device=d),
+            torch.tensor([0.5], dtype=torch.float64, device=d), None, 1),
+    })
+
+
 def test_backward_mixed_dtype_result(assert_parity):
     h = lambda d: torch.tensor([0.5, -1.0], dtype=torch.float16, device=d)  # noqa: E731
     f = lambda d: torch.tensor([1.0, 2.0], device=d)  # noqa: E731

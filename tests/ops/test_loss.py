@@ -225,6 +225,15 @@ def test_mse_and_smooth_l1_backward_keep_self_dtype(dtypes):
         check(lambda a, b, c: torch.ops.aten.smooth_l1_loss_backward(a, b, c, reduction, 0.5), gr, x, y)
     check(lambda a, b, c: torch.ops.aten.mse_loss_backward(a, b, c, 1), g[0, 0], x.T, y.T)  # transposed
     check(lambda a, b, c: torch.ops.aten.smooth_l1_loss_backward(a, b, c, 0, 0.0), g[:0], x[:0], y[:0])  # empty
+    # An integral self: the out= form computes in the promoted dtype and casts
+    # into out (a result typed as self would have truncated it to 0 first).
+    xi = make((3, 4), torch.int64, seed=3, low=-5, high=5)
+    for fn in (lambda a, b, c, o: torch.ops.aten.mse_loss_backward.grad_input(a, b, c, 0, grad_input=o),
+               lambda a, b, c, o: torch.ops.aten.smooth_l1_loss_backward.grad_input(a, b, c, 0, 1.0, grad_input=o)):
+        out = torch.empty(3, 4, dtype=torch.float64)
+        expected = fn(g.double(), xi, y.double(), out.clone())
+        got = fn(to_tpu(g.double()), to_tpu(xi), to_tpu(y.double()), to_tpu(out))
+        torch.testing.assert_close(got.cpu(), expected)
 
 
 def _nullcontext():

@@ -2,7 +2,7 @@
 logit, and the sigmoid/tanh/logit backward ops against the CPU."""
 import pytest
 import torch
-from harness import check, check_inplace, make
+from harness import check, check_inplace, make, to_tpu
 
 F32, F64, BF16, F16 = torch.float32, torch.float64, torch.bfloat16, torch.float16
 I32, I64, U8, BOOL = torch.int32, torch.int64, torch.uint8, torch.bool
@@ -181,6 +181,22 @@ def test_backward_ops_direct(dtype):
     check(torch.ops.aten.logit_backward, g, y, 0.25)
     check(torch.ops.aten.sigmoid_backward, make((), dtype), make((), dtype, seed=1))
     check(torch.ops.aten.tanh_backward, make((4, 6), dtype, noncontiguous=True), make((6, 4), dtype).t())
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, BF16, F32], ids=str)
+def test_logit_backward_bounds_and_rounding_like_the_cpu(dtype):
+    # The CPU's bounds are scalar_t values: hi = 1 - 1e-5 is 1 in float16 and
+    # bfloat16, so x = 1 is inside (grad * inf; tpu gave 0), and each
+    # operation of grad / (x (1 - x)) rounds to the half type. Bit for bit.
+    x = torch.cat([torch.rand(500), torch.tensor([0.0, 1.0, 1e-5, 1 - 1e-5, 0.5, -0.0, 2.0, -1.0, 1e-3])]).to(dtype)
+    g = make(x.shape, dtype, seed=3)
+    for eps in (None, 1e-5, 1e-3, 0.25):
+        expected = torch.ops.aten.logit_backward(g, x, eps)
+        got = torch.ops.aten.logit_backward(to_tpu(g), to_tpu(x), eps).cpu()
+        torch.testing.assert_close(got, expected, rtol=0, atol=0, equal_nan=True)
+        got = torch.ops.aten.logit_backward(to_tpu(g[::2]), to_tpu(x[::2]), eps).cpu()  # strided
+        torch.testing.assert_close(got, torch.ops.aten.logit_backward(g[::2], x[::2], eps), rtol=0, atol=0,
+                                   equal_nan=True)
 
 
 @pytest.mark.parametrize("dtype", [F32, BF16, I64])

@@ -165,7 +165,7 @@ def _lu_canon(call, outs):
     if len(set(flat)) == len(flat):
         return outs
     (dp, p), (dl, l), (du, u) = outs
-    return [(dp, p @ l @ u), (dl, torch.zeros(0)), (du, torch.zeros(0))]
+    return [(dp, p.to(l.dtype) @ l @ u), (dl, torch.zeros(0)), (du, torch.zeros(0))]  # P is real for complex A
 
 
 def _drop_buffer(call, outs):
@@ -440,6 +440,10 @@ def excuse(call, outcome, cpu, tpu):
                 int(cpu[0][2][1].min()) < min(inputs[0].shape[-2:]):
             return ("gelsy with a rank cut: its truncation by pivoted QR differs from the SVD truncation tpu "
                     "computes (csrc/ops/linalg/lstsq.cpp)")
+    if base in ("mul", "div") and any(t.is_complex() and t.numel() and not bool((t.abs() < 1e30).all())
+                                      for t in inputs):
+        return ("complex product or quotient of parts near the float max: a*c - b*d overflows in between, and "
+                "XLA contracts it into a fused multiply-add where the CPU rounds each product")
     if ACCUMULATING.search(base) and any(
             (t.is_floating_point() or t.is_complex()) and t.numel() and not bool((t.abs() < 1e30).all())
             for t in inputs):

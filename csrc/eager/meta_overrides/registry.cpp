@@ -69,6 +69,18 @@ std::vector<c10::IValue> default_meta(const char* name, const char* overload, co
   return meta;
 }
 
+void check_same_dtype(const torch::jit::Stack& stack, size_t first, size_t ref, const std::vector<size_t>& args,
+                      DtypeMessage style) {
+  c10::ScalarType expected = stack[first + ref].toTensor().scalar_type();
+  for (size_t i : args) {
+    const at::Tensor* t = tensor_arg(stack, first + i);
+    if (t == nullptr || t->scalar_type() == expected) continue;
+    if (style == DtypeMessage::kTensorIterator)
+      TORCH_CHECK(false, "Found dtype ", c10::toString(t->scalar_type()), " but expected ", c10::toString(expected));
+    TORCH_CHECK(false, "expected scalar type ", c10::toString(expected), " but found ", c10::toString(t->scalar_type()));
+  }
+}
+
 const at::Tensor* tensor_arg(const torch::jit::Stack& stack, size_t i) {
   const c10::IValue& v = stack[i];
   return v.isTensor() && v.toTensor().defined() ? &v.toTensor() : nullptr;

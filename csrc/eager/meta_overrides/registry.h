@@ -43,6 +43,15 @@ const at::Tensor* tensor_arg(const torch::jit::Stack& stack, size_t i);
 // The dtype a binary op of stack[first] and stack[first + 1] (tensors or scalars) computes in.
 c10::ScalarType binary_result_type(const torch::jit::Stack& stack, size_t first);
 
+// The CPU kernels that take one dtype for all their tensors: each defined
+// tensor of stack[first + args[k]] must have the dtype of stack[first + ref],
+// else a RuntimeError in the CPU's words, its TensorIterator's ("Found dtype
+// Double but expected Float") or its accessors' ("expected scalar type Float
+// but found Double"); the first in `args` order that differs is named.
+enum class DtypeMessage { kTensorIterator, kAccessor };
+void check_same_dtype(const torch::jit::Stack& stack, size_t first, size_t ref, const std::vector<size_t>& args,
+                      DtypeMessage style);
+
 // Result `i` of `r`, retyped to `dt` (same sizes) where the meta kernel typed it otherwise.
 void retype_result(std::vector<c10::IValue>& r, size_t i, c10::ScalarType dt);
 

@@ -24,10 +24,14 @@ std::vector<c10::IValue> addr_meta(const torch::jit::Stack& stack, size_t first)
 // An op whose CPU result has the dtype of its argument `arg` (huber_loss's
 // self; the self of mish_backward, mse_loss_backward and
 // smooth_l1_loss_backward, where the meta kernels promote with grad/target).
+// Only where the computed dtype can be cast to it: for an integral self the
+// CPU's functional form refuses a float result (its out= form computes), so
+// the promoted dtype stays, which the out= form's rule computes in.
 MetaOverride typed_as_arg(const char* name, size_t arg) {
   return [=](const torch::jit::Stack& stack, size_t first) {
     std::vector<c10::IValue> r = default_meta(name, "", stack, first);
-    retype_result(r, 0, dtype_of(stack, first + arg));
+    c10::ScalarType want = dtype_of(stack, first + arg);
+    if (c10::canCast(r.at(0).toTensor().scalar_type(), want)) retype_result(r, 0, want);
     return r;
   };
 }
@@ -47,6 +51,7 @@ MetaOverride typed_as_binary(const char* name, const char* overload) {
 // the broadcast shape of the three (autograd sums the weight's down); the
 // meta kernel gives the weight's gradient self's shape.
 std::vector<c10::IValue> prelu_kernel_backward_meta(const torch::jit::Stack& stack, size_t first) {
+  check_same_dtype(stack, first, 1, {0, 2}, DtypeMessage::kTensorIterator);  // one dtype, as the CPU's kernel
   std::vector<c10::IValue> r = default_meta("aten::_prelu_kernel_backward", "", stack, first);
   auto shape = at::infer_size_dimvector(stack[first].toTensor().sizes(),
                                         at::infer_size_dimvector(stack[first + 1].toTensor().sizes(),
@@ -91,6 +96,14 @@ std::vector<c10::IValue> like_self_meta(const torch::jit::Stack& stack, size_t f
   return {at::empty(self.sizes(), self.options().device(c10::kMeta))};
 }
 
+// multilabel_margin_loss_backward(grad, self, target, reduction, is_target):
+// like self, and one dtype for grad, self and is_target, as the CPU's kernel.
+std::vector<c10::IValue> multilabel_margin_loss_backward_meta(const torch::jit::Stack& stack, size_t first) {
+  check_same_dtype(stack, first, 1, {0, 4}, DtypeMessage::kAccessor);
+  const at::Tensor& self = stack[first + 1].toTensor();
+  return {at::empty(self.sizes(), self.options().device(c10::kMeta))};
+}
+
 // The margin losses: an unbatched (1-d) self gives a 0-d output for
 // reduction none on the CPU (the meta kernels: [1]).
 MetaOverride unbatched_none_is_0d(const char* name, size_t reduction_arg) {
@@ -109,7 +122,7 @@ const MetaOverrideRegistrar registrar{
     {"aten::multi_margin_loss", unbatched_none_is_0d("aten::multi_margin_loss", 5)},
     {"aten::fractional_max_pool3d_backward", like_self_meta},
     {"aten::multi_margin_loss_backward", like_self_meta},
-    {"aten::multilabel_margin_loss_backward", like_self_meta},
+    {"aten::multilabel_margin_loss_backward", multilabel_margin_loss_backward_meta},
     {"aten::linspace.out", range_into_out("aten::linspace", "out", 3)},
     {"aten::logspace.out", range_into_out("aten::logspace", "out", 4)},
     {"aten::addr", addr_meta},

@@ -1,0 +1,44 @@
+// Ops whose CPU kernels take one dtype for all their tensors (a TensorIterator
+// without type promotion, or typed accessors) and raise a RuntimeError on
+// mixed dtypes, where PyTorch's meta kernels promote: tpu raises as the CPU.
+// Each entry: the argument whose dtype the others must have, the arguments
+// checked (in the order the CPU names the first that differs), the message.
+#include "eager/meta_overrides/registry.h"
+
+namespace torch_tpu::eager {
+namespace {
+
+constexpr DtypeMessage kTensorIterator = DtypeMessage::kTensorIterator, kAccessor = DtypeMessage::kAccessor;
+
+MetaOverride same_dtype(const char* name, const char* overload, size_t ref, std::vector<size_t> args,
+                        DtypeMessage style) {
+  return [=](const torch::jit::Stack& stack, size_t first) {
+    check_same_dtype(stack, first, ref, args, style);
+    return default_meta(name, overload, stack, first);
+  };
+}
+
+const MetaOverrideRegistrar registrar{
+    {"aten::huber_loss_backward", same_dtype("aten::huber_loss_backward", "", 1, {1, 2, 0}, kTensorIterator)},
+    {"aten::binary_cross_entropy", same_dtype("aten::binary_cross_entropy", "", 0, {1}, kTensorIterator)},
+    {"aten::binary_cross_entropy_backward",
+     same_dtype("aten::binary_cross_entropy_backward", "", 0, {1, 2}, kTensorIterator)},
+    {"aten::log_sigmoid_backward", same_dtype("aten::log_sigmoid_backward", "", 1, {0, 2}, kTensorIterator)},
+    {"aten::_prelu_kernel", same_dtype("aten::_prelu_kernel", "", 0, {1}, kTensorIterator)},
+    {"aten::glu_backward", same_dtype("aten::glu_backward", "", 1, {0}, kTensorIterator)},
+    {"aten::_softmax_backward_data", same_dtype("aten::_softmax_backward_data", "", 0, {1}, kAccessor)},
+    {"aten::_log_softmax_backward_data", same_dtype("aten::_log_softmax_backward_data", "", 0, {1}, kAccessor)},
+    {"aten::reflection_pad1d_backward", same_dtype("aten::reflection_pad1d_backward", "", 0, {1}, kAccessor)},
+    {"aten::reflection_pad2d_backward", same_dtype("aten::reflection_pad2d_backward", "", 0, {1}, kAccessor)},
+    {"aten::reflection_pad3d_backward", same_dtype("aten::reflection_pad3d_backward", "", 0, {1}, kAccessor)},
+    {"aten::replication_pad1d_backward", same_dtype("aten::replication_pad1d_backward", "", 0, {1}, kAccessor)},
+    {"aten::replication_pad2d_backward", same_dtype("aten::replication_pad2d_backward", "", 0, {1}, kAccessor)},
+    {"aten::replication_pad3d_backward", same_dtype("aten::replication_pad3d_backward", "", 0, {1}, kAccessor)},
+    {"aten::nll_loss_forward", same_dtype("aten::nll_loss_forward", "", 0, {2}, kAccessor)},
+    {"aten::nll_loss_backward", same_dtype("aten::nll_loss_backward", "", 1, {0, 3, 6}, kAccessor)},
+    {"aten::nll_loss2d_forward", same_dtype("aten::nll_loss2d_forward", "", 0, {2}, kAccessor)},
+    {"aten::nll_loss2d_backward", same_dtype("aten::nll_loss2d_backward", "", 1, {0, 3, 6}, kAccessor)},
+};
+
+}  // namespace
+}  // namespace torch_tpu::eager
