@@ -13,8 +13,11 @@ constexpr DtypeMessage kTensorIterator = DtypeMessage::kTensorIterator, kAccesso
 MetaOverride same_dtype(const char* name, const char* overload, size_t ref, std::vector<size_t> args,
                         DtypeMessage style) {
   return [=](const torch::jit::Stack& stack, size_t first) {
+    // The meta kernel first: the CPU checks dims and shapes before dtypes
+    // (a bad dim with mixed dtypes is its IndexError).
+    std::vector<c10::IValue> r = default_meta(name, overload, stack, first);
     check_same_dtype(stack, first, ref, args, style);
-    return default_meta(name, overload, stack, first);
+    return r;
   };
 }
 
