@@ -152,11 +152,7 @@ Value big(Builder& b, const Value& w) {
 Value plus_log2(Builder& b, const Value& w) {
   return b.complex(b.add(b.real(w), b.splat_float(b.real(w).type, std::log(2.0))), b.imag(w));
 }
-Value is_inf_part(Builder& b, const Value& w) {
-  Value x = b.unary("abs", b.real(w)), y = b.unary("abs", b.imag(w));
-  Value inf = b.splat_float(x.type, std::numeric_limits<double>::infinity());
-  return logical_or(b, b.compare(x, inf, "EQ"), b.compare(y, inf, "EQ"));
-}
+Value is_inf_part(Builder& b, const Value& w) { return logical_or(b, is_inf(b, b.real(w)), is_inf(b, b.imag(w))); }
 // asinh w = log1p(w + w^2 / (1 + sqrt(w^2 + 1))), exact near 0, for w in the first quadrant.
 Value asinh(Builder& b, const Value& z) {
   Value w = first_quadrant(b, z), one = cx(b, 1, 0, z);
