@@ -98,6 +98,12 @@ def _eigh_canon(call, outs):
     return [outs[0], (dq, rec)]
 
 
+def _eigen_gaps(lam):
+    """|lam_i - lam_j| for every pair of a batch of eigenvalues, inf on the diagonal."""
+    gap = (lam.unsqueeze(-1) - lam.unsqueeze(-2)).abs()
+    return gap.masked_fill(torch.eye(lam.shape[-1], dtype=torch.bool), float("inf"))
+
+
 def _eig_canon(call, outs):
     """linalg_eig's vectors are defined up to a phase (its docs): each column
     turned so that its first entry of at least a tenth of the largest magnitude
@@ -107,8 +113,7 @@ def _eig_canon(call, outs):
     (_, lam), (dv, v) = outs[0], outs[1]
     if v.numel() == 0 or lam.numel() == 0 or not v.is_complex() or not bool(lam.isfinite().all()):
         return outs
-    gap = (lam.unsqueeze(-1) - lam.unsqueeze(-2)).abs().masked_fill(torch.eye(lam.shape[-1], dtype=torch.bool), float("inf"))
-    if not bool((gap > 1e-3 * (float(lam.abs().max()) + 1)).all()):
+    if not bool((_eigen_gaps(lam) > 1e-3 * (float(lam.abs().max()) + 1)).all()):
         # (nearly) repeated eigenvalues: any basis of the eigenspace, so the
         # residual A V - V diag(w), relative to |A|, is compared (both ~0)
         a = _cpu(_arg(call, "self"))
@@ -473,8 +478,7 @@ def _ill_conditioned(t):
     if t.shape[-1] != t.shape[-2]:
         return False
     lam = torch.linalg.eigvals(w)
-    gap = (lam.unsqueeze(-1) - lam.unsqueeze(-2)).abs().masked_fill(torch.eye(lam.shape[-1], dtype=torch.bool), float("inf"))
-    return bool((gap.amin((-1, -2)) <= tol * (lam.abs().amax(-1) + 1)).any())
+    return bool((_eigen_gaps(lam).amin((-1, -2)) <= tol * (lam.abs().amax(-1) + 1)).any())
 
 
 # Pointwise ops PyTorch does not tag pointwise.
