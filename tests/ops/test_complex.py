@@ -195,6 +195,49 @@ def test_pow_at_every_class_of_special_value(dtype):
 
 
 @pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+@pytest.mark.parametrize("name", ["log1p", "atanh", "atan"])
+def test_nan_and_infinite_parts_beside_extreme_finite_ones(name, dtype):
+    # atanh(3e38 + i NaN) came out -0 + i NaN and log1p(3e38 + i NaN)
+    # 88.9 + i NaN (C99 and the CPU: NaN + i NaN); log1p(1e-30 + i inf) was
+    # inf + i pi/2, where the CPU's log u * z / (u - 1) gives NaN + i NaN.
+    big = 3e38 if dtype == torch.complex64 else 1e308
+    parts = [0.0, -0.0, 1.0, big, -big, 1e-30, -1e-30, math.inf, -math.inf, math.nan]
+    z = torch.tensor([complex(a, b) for a in parts for b in parts], dtype=dtype)
+    fn = getattr(torch, name)
+    expected = torch.stack([fn(z[i:i + 1])[0] for i in range(len(z))])
+    assert_same_special_values(fn(z.to("tpu")), expected)
+
+
+def near_branch_points(dtype, n=4000):
+    # z within 1e-12..1e-1 of +-1 and +-i, and with one part from 1e-30 to 1e-5:
+    # where log(iz + sqrt(1 - z^2)) and its kin cancel
+    g = torch.Generator().manual_seed(7)
+    def u(*shape):
+        return torch.rand(*shape, generator=g, dtype=torch.float64)
+    step = 10 ** (-1 - 11 * u(n)) * torch.where(u(n) < 0.5, -1.0, 1.0).double()
+    tiny = 10 ** (-5 - 25 * u(n)) * torch.where(u(n) < 0.5, -1.0, 1.0).double()
+    centre = torch.where(u(n) < 0.5, -1.0, 1.0).double()
+    on_real = torch.complex(centre + step, tiny)
+    on_imag = torch.complex(tiny, centre + step)
+    return torch.cat([on_real, on_imag, torch.complex(centre, tiny)]).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+@pytest.mark.parametrize("name", ["asin", "acos", "asinh", "acosh", "atanh", "atan", "log1p"])
+def test_inverse_functions_near_their_branch_points(name, dtype):
+    # Each part to a few ulps of the CPU's (glibc's, accurate there):
+    # acos(0.9994 + 2e-17i) had an imaginary part of -2.3e-9 in complex64,
+    # the CPU -5.6e-16; atanh(1 + 1e-30i) was inf, the CPU 34.9.
+    z = near_branch_points(dtype)
+    fn = getattr(torch, name)
+    expected = fn(z)
+    # the CPU's complex128 acos is pi/2 - asin z, off by an ulp of pi/2 where acos z is tiny
+    atol = 5e-16 if (name == "acos" and dtype == torch.complex128) else 0
+    rtol = 2e-6 if dtype == torch.complex64 else 1e-13
+    assert_close(torch.view_as_real(fn(z.to("tpu")).cpu()), torch.view_as_real(expected), rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
 def test_division_near_the_largest_finite_values(dtype):
     # Smith's scale 1 / (c + d * (d / c)) is subnormal past 2^126 (float32)
     # and XLA's CPU flushes it to zero: 3e38 / 3e38 came out 0, not 1.
@@ -230,6 +273,18 @@ def test_pow_special_exponents(dtype):
     x = torch.tensor([1.5 - 0.5j, 0j, -2 - 0.0j, 0.3 + 0.1j, -1e10 + 2j], dtype=dtype)
     for k in [0, 2, 3, -2, -1, 0.5, -0.5, 1.7, 1j, math.inf]:
         check(lambda t: t ** k, x)
+    # at special values: x ** 1 and x ** True copy x (cpow lost digits of 3e38
+    # parts), 1 ** y is 1 (cpow gave NaN for a NaN y), and 1/x, 1/(x*x),
+    # 1/sqrt(x) are the CPU's quotients (XLA's gave 1 / (inf + i NaN) = 0)
+    parts = [0.0, -0.0, 1.0, -1.5, math.inf, -math.inf, math.nan]
+    z = torch.tensor([complex(a, b) for a in parts + [3e38] for b in parts + [3e38]], dtype=dtype)
+    for k in [1, True, 0.5, 0, False]:
+        assert_same_special_values(torch.pow(z.to("tpu"), k), torch.pow(z, k))
+    z = torch.tensor([complex(a, b) for a in parts for b in parts], dtype=dtype)  # 1 / 3e38: subnormal, flushed
+    for k in [-1, -2, -0.5]:
+        assert_same_special_values(torch.pow(z.to("tpu"), k), torch.pow(z, k))
+    for base in [1, 1 + 0j, True]:
+        assert_same_special_values(torch.pow(base, z.to("tpu")), torch.pow(base, z))
 
 
 @pytest.mark.parametrize("dtype", CDTYPES, ids=str)

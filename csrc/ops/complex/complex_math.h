@@ -23,6 +23,17 @@ inline Value times(Builder& b, const Value& x, const Reciprocal& r) {
   return b.multiply(b.multiply(x, r.scaled), r.unscale);
 }
 
+// A zero XLA cannot fold away (p * r + 0 -> p * r turns the CPU's -0 into
+// +0: 1 / -1.5i = -0 + 0.67i), shaped like the real part `like`.
+inline Value opaque_zero(Builder& b, const Value& like) {
+  return b.broadcast_to(b.opaque(b.constant_float(like.type.dtype, 0)), like.type.dims);
+}
+// 1 + 0i shaped like z, as a dividend.
+inline Value one(Builder& b, const Value& z) {
+  Value re = b.splat_float(z.type.with_dtype(hlo::complex_component(z.type.dtype)), 1);
+  return b.complex(re, opaque_zero(b, re));
+}
+
 // Complex x / y as the CPU's c10::complex divides (numpy's, Smith's
 // algorithm): scaled by the larger of |re y|, |im y|, so special values come
 // out as there (-1 / (inf + nan j) is NaN; XLA's divide gives 0).

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/complex/arcsine.h"
 #include "ops/complex/complex_math.h"
 #include "ops/elementwise_common.h"
 #include "ops/registry.h"
@@ -29,16 +30,6 @@ Value cx(Builder& b, double re, double im, const Value& like) {
 Value scale(Builder& b, const Value& z, double k) {
   Value kk = b.splat_float(z.type.with_dtype(hlo::complex_component(z.type.dtype)), k);
   return b.complex(b.multiply(b.real(z), kk), b.multiply(b.imag(z), kk));
-}
-// A zero XLA cannot fold away (p * r + 0 -> p * r turns the CPU's -0 into
-// +0: 1 / -1.5i = -0 + 0.67i), shaped like the real part `like`.
-Value opaque_zero(Builder& b, const Value& like) {
-  return b.broadcast_to(b.opaque(b.constant_float(like.type.dtype, 0)), like.type.dims);
-}
-// 1 + 0i as a dividend.
-Value one(Builder& b, const Value& z) {
-  Value re = b.splat_float(z.type.with_dtype(hlo::complex_component(z.type.dtype)), 1);
-  return b.complex(re, opaque_zero(b, re));
 }
 Value times_i(Builder& b, const Value& z) { return b.complex(b.negate(b.imag(z)), b.real(z)); }
 Value times_minus_i(Builder& b, const Value& z) { return b.complex(b.imag(z), b.negate(b.real(z))); }
@@ -153,60 +144,95 @@ Value plus_log2(Builder& b, const Value& w) {
   return b.complex(b.add(b.real(w), b.splat_float(b.real(w).type, std::log(2.0))), b.imag(w));
 }
 Value is_inf_part(Builder& b, const Value& w) { return logical_or(b, is_inf(b, b.real(w)), is_inf(b, b.imag(w))); }
-// asinh w = log1p(w + w^2 / (1 + sqrt(w^2 + 1))), exact near 0, for w in the first quadrant.
+// Where arcsine_first_quadrant serves: z finite and not big.
+Value moderate(Builder& b, const Value& z) { return logical_and(b, logical_not(b, not_finite(b, z)), logical_not(b, big(b, z))); }
+// asinh w = -i asin(iw): for w = u + iv in the first quadrant, im + i asin_re
+// of arcsine_first_quadrant(v, u).
 Value asinh(Builder& b, const Value& z) {
-  Value w = first_quadrant(b, z), one = cx(b, 1, 0, z);
-  Value w2 = b.multiply(w, w);
-  Value s = csqrt(b, b.add(w2, one));
-  Value near = op(b, "log_plus_one", b.add(w, b.divide(w2, b.add(one, s))));
-  Value far = plus_log2(b, clog(b, w));
-  Value r = b.select(big(b, w), far, near);
-  // C99: asinh(NaN + i0) = NaN + i0, asinh(NaN + i inf) = inf + i NaN (the formulas: NaN + i NaN).
+  Value w = first_quadrant(b, z);
   Value x = b.real(w), y = b.imag(w), nan = b.splat_float(x.type, std::numeric_limits<double>::quiet_NaN());
+  Arcsine a = arcsine_first_quadrant(b, y, x);
+  Value far = plus_log2(b, clog(b, w));
+  Value r = b.select(moderate(b, w), b.complex(a.im, a.asin_re), b.select(big(b, w), far, b.complex(nan, nan)));
+  // C99: asinh(NaN + i0) = NaN + i0, asinh(NaN + i inf) = inf + i NaN (the formulas: NaN + i NaN).
   r = b.select(logical_and(b, is_nan(b, x), b.compare(y, zeros_like(b, y), "EQ")), b.complex(nan, y), r);
   r = b.select(logical_and(b, is_nan(b, x), is_inf(b, y)), b.complex(y, nan), r);
   return copy_signs(b, r, z);
 }
-// atanh w = (log1p(w) - log1p(-w)) / 2, for w in the first quadrant.
+// atanh w = (log1p(w) - log1p(-w)) / 2, for w in the first quadrant, with
+// glibc's real part: log|1 + w| - log|1 - w| as log1p(4x / ((1 - x)^2 + y^2)) / 4,
+// and (ln 2 - log y) / 2 at x = 1 for a y whose square would vanish there
+// (the difference of XLA's log1p gave inf for atanh(1 + 1e-30i), the CPU 34.9).
 Value atanh(Builder& b, const Value& z) {
   Value w = first_quadrant(b, z);
+  Value x = b.real(w), y = b.imag(w);
   Value near = scale(b, b.subtract(op(b, "log_plus_one", w), op(b, "log_plus_one", b.negate(w))), 0.5);
+  double eps = hlo::complex_component(z.type.dtype) == DType::F64 ? std::numeric_limits<double>::epsilon()
+                                                                  : std::numeric_limits<float>::epsilon();
+  Value one_minus_x = b.subtract(b.splat_float(x.type, 1), x);
+  Value den = b.add(b.multiply(one_minus_x, one_minus_x), b.multiply(y, y));
+  Value near_re = b.multiply(b.unary("log_plus_one", b.divide(b.multiply(b.splat_float(x.type, 4), x), den)), b.splat_float(x.type, 0.25));
+  Value at_one = logical_and(b, b.compare(x, b.splat_float(x.type, 1), "EQ"), b.compare(y, b.splat_float(y.type, eps * eps), "LT"));
+  Value at_one_re = b.multiply(b.subtract(b.splat_float(y.type, std::log(2.0)), b.unary("log", y)), b.splat_float(y.type, 0.5));
+  near = b.complex(b.select(at_one, at_one_re, near_re), b.imag(near));
   Value m = magnitude(b, w);
   Value inv_m = b.divide(b.splat_float(m.type, 1), m);  // 1/w = conj(w)/|w| * 1/|w|, no overflow
-  Value re = b.multiply(b.multiply(b.real(w), inv_m), inv_m), im = b.multiply(b.multiply(b.imag(w), inv_m), inv_m);
-  Value zero = b.splat_float(m.type, 0);
+  Value re = b.multiply(b.multiply(x, inv_m), inv_m), im = b.multiply(b.multiply(y, inv_m), inv_m);
+  Value zero = b.splat_float(m.type, 0), nan = b.splat_float(m.type, std::numeric_limits<double>::quiet_NaN());
   re = b.select(is_inf_part(b, w), zero, re);
   im = b.select(is_inf_part(b, w), zero, im);
   Value far = b.complex(re, b.subtract(b.splat_float(m.type, M_PI / 2), im));
   Value r = b.select(big(b, w), far, near);
-  // C99: atanh(0 + i NaN) = 0 + i NaN, atanh(inf + i NaN) = 0 + i NaN (the formulas: NaN + i NaN, 0 + i pi/2).
-  Value x = b.real(w), y = b.imag(w);
+  // C99: a NaN part gives NaN + i NaN (the formulas lost the real NaN of
+  // atanh(3e38 + i NaN)), but atanh(0 + i NaN) = atanh(inf + i NaN) = 0 + i NaN
+  // (the formulas: NaN + i NaN, 0 + i pi/2) and atanh(NaN + i inf) = 0 + i pi/2.
+  Value any_nan = logical_and(b, logical_or(b, is_nan(b, x), is_nan(b, y)), logical_not(b, is_inf(b, y)));
+  r = b.select(any_nan, b.complex(nan, nan), r);
   Value at = logical_and(b, is_nan(b, y), logical_or(b, b.compare(x, zero, "EQ"), is_inf(b, x)));
   r = b.select(at, b.complex(zero, y), r);
   return copy_signs(b, r, z);
 }
-// acosh z = log(z + sqrt(z + 1) sqrt(z - 1)): the principal branch (Kahan's form).
-// For a huge |z| (infinities included) log(2z), which keeps arg(z) on the branch cuts.
+// acos z from arcsine_first_quadrant(|x|, |y|) (pi/2 - asin z cancels near
+// z = 1); pi/2 - asin z where z is big or not finite. The imaginary part is
+// negated for complex64 (C99's acos(x + i0) = acos x - i0, which 0 - (+0)
+// would lose) and subtracted from 0 for complex128, whose CPU kernel
+// (pi/2 - asin z) gives +0 there.
+struct AcosParts {
+  Value re, minus_im;  // acos z = re - i minus_im, before the zero's sign is settled
+};
+AcosParts acos_parts(Builder& b, const Value& z) {
+  Value x = b.real(z), y = b.imag(z);
+  Arcsine a = arcsine_first_quadrant(b, b.unary("abs", x), b.unary("abs", y));
+  Value near_re = b.select(sign_bit(b, x), b.subtract(b.splat_float(x.type, M_PI), a.acos_re), a.acos_re);
+  Value near_im = b.select(sign_bit(b, y), b.negate(a.im), a.im);
+  Value s = times_minus_i(b, asinh(b, times_i(b, z)));
+  Value use = moderate(b, z);
+  return {b.select(use, near_re, b.subtract(b.splat_float(x.type, M_PI / 2), b.real(s))), b.select(use, near_im, b.imag(s))};
+}
+Value acos(Builder& b, const Value& z) {
+  AcosParts p = acos_parts(b, z);
+  Value im = z.type.dtype == DType::C128 ? b.subtract(zeros_like(b, p.minus_im), p.minus_im) : b.negate(p.minus_im);
+  return b.complex(p.re, im);
+}
+
+// acosh z from acos z where z is moderate; log(z + sqrt(z + 1) sqrt(z - 1))
+// (Kahan's form) at NaNs, and log(2z) for a huge |z| (infinities included),
+// which keeps arg(z) on the branch cuts.
 Value acosh(Builder& b, const Value& z) {
   // z + 1 and z - 1 on the real part only: adding 0i would turn a -0 imaginary part into +0 (the other side of the cut).
   auto shift = [&](double k) { return b.complex(b.add(b.real(z), b.splat_float(b.real(z).type, k)), b.imag(z)); };
-  Value near = clog(b, b.add(z, b.multiply(csqrt(b, shift(1)), csqrt(b, shift(-1)))));
-  Value r = b.select(big(b, z), plus_log2(b, clog(b, z)), near);
+  Value kahan = clog(b, b.add(z, b.multiply(csqrt(b, shift(1)), csqrt(b, shift(-1)))));
+  Value r = b.select(big(b, z), plus_log2(b, clog(b, z)), kahan);
+  // acosh z = |Im acos z| + i copysign(Re acos z, Im z): Kahan's form cancels near z = 1
+  AcosParts p = acos_parts(b, z);
+  Value im_acos = b.unary("abs", p.minus_im);
+  Value re_acos = b.select(sign_bit(b, b.imag(z)), b.negate(p.re), p.re);
+  r = b.select(moderate(b, z), b.complex(im_acos, re_acos), r);
   // C99: acosh(+-0 + i NaN) = NaN + i pi/2 (the formula: NaN + i NaN).
   Value x = b.real(z), y = b.imag(z);
   Value at = logical_and(b, b.compare(x, zeros_like(b, x), "EQ"), is_nan(b, y));
   return b.select(at, cx(b, std::numeric_limits<double>::quiet_NaN(), M_PI / 2, z), r);
 }
-// acos z = pi/2 - asin z. The imaginary part is negated for complex64 (C99's
-// acos(x + i0) = acos x - i0, which 0 - (+0) would lose) and subtracted from
-// 0 for complex128, whose CPU kernel gives +0 there.
-Value acos(Builder& b, const Value& z) {
-  Value s = times_minus_i(b, asinh(b, times_i(b, z)));
-  Value s_im = b.imag(s);
-  Value im = z.type.dtype == DType::C128 ? b.subtract(zeros_like(b, s_im), s_im) : b.negate(s_im);
-  return b.complex(b.subtract(b.splat_float(s_im.type, M_PI / 2), b.real(s)), im);
-}
-
 using Fn = Value (*)(Builder&, const Value&);
 
 // out = f(z), z the input cast to the complex result dtype.
@@ -227,12 +253,17 @@ TORCH_TPU_COMPLEX_UNARY("expm1", cexpm1(b, z));
 TORCH_TPU_COMPLEX_UNARY("log", clog(b, z));
 TORCH_TPU_COMPLEX_UNARY("log2", scale(b, clog(b, z), 1 / std::log(2.0)));
 TORCH_TPU_COMPLEX_UNARY("log10", scale(b, clog(b, z), 1 / std::log(10.0)));
-// log1p as the CPU's formula gives it at log1p(+-inf + i NaN): NaN + i NaN
-// (XLA's: inf + i NaN), and log1p(+-0 +- 0i) = z (XLA's loses the -0).
+// log1p as the CPU computes it (numpy's): u = 1 + z, and log u * z / (u - 1)
+// where u - 1 is not z (XLA's lost the NaN of log1p(3e38 + i NaN) and the -0
+// of log1p(-0 - 0i)).
 TORCH_TPU_COMPLEX_UNARY("log1p", [](Builder& b, const Value& z) {
-  Value nan = cx(b, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), z);
-  Value r = b.select(logical_and(b, is_inf(b, b.real(z)), is_nan(b, b.imag(z))), nan, op(b, "log_plus_one", z));
-  return b.select(b.compare(z, cx(b, 0, 0, z), "EQ"), z, r);
+  Value x = b.real(z), y = b.imag(z), one = b.splat_float(x.type, 1);
+  Value ux = b.add(x, one);
+  // XLA folds (x + 1) - 1 into x, which would take every u - 1 for z
+  Value u = b.complex(ux, y), d = b.complex(b.subtract(b.opaque(ux), one), y);
+  Value log_u = clog(b, u);
+  Value r = b.select(logical_and(b, b.compare(b.real(d), x, "EQ"), b.compare(y, y, "EQ")), log_u, b.multiply(log_u, divide(b, z, d)));
+  return b.select(logical_and(b, b.compare(ux, one, "EQ"), b.compare(y, zeros_like(b, y), "EQ")), z, r);
 }(b, z));
 TORCH_TPU_COMPLEX_UNARY("sqrt", csqrt(b, z));
 TORCH_TPU_COMPLEX_UNARY("rsqrt", divide(b, one(b, z), csqrt(b, z)));
