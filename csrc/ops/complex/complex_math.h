@@ -66,6 +66,12 @@ inline Value sign_bit(Builder& b, const Value& x) {
   return b.compare(i, b.splat_int(i.type, 0), "LT");
 }
 
+// |m| with the sign of v (C's copysign, NaN's sign bit included).
+inline Value copysign(Builder& b, const Value& m, const Value& v) {
+  Value a = b.unary("abs", m);
+  return b.select(sign_bit(b, v), b.negate(a), a);
+}
+
 // Where either part of z is infinite or NaN (StableHLO's formulas give NaN
 // or a finite part there where C99, and so the CPU's std::complex, does not).
 inline Value not_finite(Builder& b, const Value& z) {
@@ -91,7 +97,7 @@ inline Value cexp(Builder& b, const Value& w) {
   Value to_zero = ew::logical_and(b, b.compare(a, b.negate(inf), "EQ"), not_finite_y);
   Value to_inf = ew::logical_and(b, b.compare(a, inf, "EQ"), not_finite_y);
   re = b.select(to_zero, zero, b.select(to_inf, inf, re));
-  im = b.select(to_zero, b.select(sign_bit(b, y), b.negate(zero), zero),
+  im = b.select(to_zero, copysign(b, zero, y),
                 b.select(to_inf, ew::full_like(b, a, std::numeric_limits<double>::quiet_NaN()), im));
   return b.complex(re, im);
 }
@@ -109,11 +115,8 @@ inline Value multiply_c99(Builder& b, const Value& x, const Value& y) {
   Value zero = ew::zeros_like(b, p), one = ew::full_like(b, p, 1);
   Value inf = ew::full_like(b, p, std::numeric_limits<double>::infinity());
   auto is_inf = [&](const Value& v) { return complex_math::is_inf(b, v); };
-  auto sign_of = [&](const Value& m, const Value& v) {  // copysign(m, v)
-    return b.select(sign_bit(b, v), b.negate(m), m);
-  };
-  auto unit_if_inf = [&](const Value& v) { return sign_of(b.select(is_inf(v), one, zero), v); };
-  auto zero_if_nan = [&](const Value& v) { return b.select(ew::is_nan(b, v), sign_of(zero, v), v); };
+  auto unit_if_inf = [&](const Value& v) { return copysign(b, b.select(is_inf(v), one, zero), v); };
+  auto zero_if_nan = [&](const Value& v) { return b.select(ew::is_nan(b, v), copysign(b, zero, v), v); };
   Value x_inf = ew::logical_or(b, is_inf(p), is_inf(q)), y_inf = ew::logical_or(b, is_inf(r), is_inf(s));
   Value pr = b.multiply(p, r), qs = b.multiply(q, s), ps = b.multiply(p, s), qr = b.multiply(q, r);
   Value term_inf = ew::logical_or(b, ew::logical_or(b, is_inf(pr), is_inf(qs)), ew::logical_or(b, is_inf(ps), is_inf(qr)));
@@ -143,7 +146,7 @@ inline Value csqrt(Builder& b, const Value& z) {
   im = b.select(sign_bit(b, y), b.negate(im), im);
   Value inf = ew::full_like(b, x, std::numeric_limits<double>::infinity());
   Value nan = ew::full_like(b, x, std::numeric_limits<double>::quiet_NaN()), zero = ew::zeros_like(b, x);
-  Value signed_zero = b.select(sign_bit(b, y), b.negate(zero), zero), signed_inf = b.select(sign_bit(b, y), b.negate(inf), inf);
+  Value signed_zero = copysign(b, zero, y), signed_inf = copysign(b, inf, y);
   Value y_nan = ew::is_nan(b, y);
   Value special = not_finite(b, z);
   Value sre = nan, sim = nan;

@@ -59,7 +59,7 @@ Value sinh_real(Builder& b, const Value& x) {
   Value half = b.splat_float(a.type, 0.5);
   Value r = b.multiply(b.add(e, b.divide(e, b.add(e, b.splat_float(a.type, 1)))), half);
   r = b.select(b.compare(a, b.splat_float(a.type, 20), "GT"), half_exp(b, a), r);
-  return b.select(sign_bit(b, x), b.negate(r), r);  // sinh(-0) = -0
+  return copysign(b, r, x);  // sinh(-0) = -0
 }
 Value cosh_real(Builder& b, const Value& x) {
   Value a = b.unary("abs", x);
@@ -113,8 +113,8 @@ Value ctanh(Builder& b, const Value& z) {
   im = b.select(logical_and(b, x_zero, logical_not(b, y_finite)), b.splat_float(x.type, std::numeric_limits<double>::quiet_NaN()), im);
   Value far = logical_and(b, is_inf(b, x), logical_not(b, y_finite));
   Value one = b.splat_float(x.type, 1);
-  re = b.select(far, b.select(sign_bit(b, x), b.negate(one), one), re);
-  im = b.select(far, b.select(sign_bit(b, y), b.negate(zero), zero), im);
+  re = b.select(far, copysign(b, one, x), re);
+  im = b.select(far, copysign(b, zero, y), im);
   return b.complex(re, im);
 }
 
@@ -126,11 +126,7 @@ Value first_quadrant(Builder& b, const Value& z) {
   return b.complex(b.unary("abs", b.real(z)), b.unary("abs", b.imag(z)));
 }
 Value copy_signs(Builder& b, const Value& r, const Value& z) {
-  auto copysign = [&](const Value& mag, const Value& sign) {
-    Value m = b.unary("abs", mag);
-    return b.select(sign_bit(b, sign), b.negate(m), m);
-  };
-  return b.complex(copysign(b.real(r), b.real(z)), copysign(b.imag(r), b.imag(z)));
+  return b.complex(copysign(b, b.real(r), b.real(z)), copysign(b, b.imag(r), b.imag(z)));
 }
 // |w| beyond which the formulas below would square past the range: there
 // asinh w = log(2w) and atanh w = 1/w + i pi/2 to the dtype's precision (and
@@ -204,7 +200,7 @@ AcosParts acos_parts(Builder& b, const Value& z) {
   Value x = b.real(z), y = b.imag(z);
   Arcsine a = arcsine_first_quadrant(b, b.unary("abs", x), b.unary("abs", y));
   Value near_re = b.select(sign_bit(b, x), b.subtract(b.splat_float(x.type, M_PI), a.acos_re), a.acos_re);
-  Value near_im = b.select(sign_bit(b, y), b.negate(a.im), a.im);
+  Value near_im = copysign(b, a.im, y);
   Value s = times_minus_i(b, asinh(b, times_i(b, z)));
   Value use = moderate(b, z);
   return {b.select(use, near_re, b.subtract(b.splat_float(x.type, M_PI / 2), b.real(s))), b.select(use, near_im, b.imag(s))};
@@ -226,7 +222,7 @@ Value acosh(Builder& b, const Value& z) {
   // acosh z = |Im acos z| + i copysign(Re acos z, Im z): Kahan's form cancels near z = 1
   AcosParts p = acos_parts(b, z);
   Value im_acos = b.unary("abs", p.minus_im);
-  Value re_acos = b.select(sign_bit(b, b.imag(z)), b.negate(p.re), p.re);
+  Value re_acos = copysign(b, p.re, b.imag(z));
   r = b.select(moderate(b, z), b.complex(im_acos, re_acos), r);
   // C99: acosh(+-0 + i NaN) = NaN + i pi/2 (the formula: NaN + i NaN).
   Value x = b.real(z), y = b.imag(z);
