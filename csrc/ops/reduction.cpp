@@ -245,7 +245,11 @@ Moments moments(Builder& b, const OpCall& c, const Values& v) {
     Value ss = sum_sq(part);
     return b.divide(ss, b.broadcast_to(divisor, ss.type.dims));
   };
-  return {cplx ? b.add(var(b.real(d)), var(b.imag(d))) : var(d), mean};
+  Value result = cplx ? b.add(var(b.real(d)), var(b.imag(d))) : var(d);
+  // An empty input is NaN whatever the correction (the CPU fills it; a
+  // negative correction would leave 0 / (0 - correction) = 0 here).
+  if (x.type.numel() == 0) result = b.splat_float(result.type, std::numeric_limits<double>::quiet_NaN());
+  return {result, mean};
 }
 
 TORCH_TPU_LOWERING("var.correction", [](Builder& b, const OpCall& c, const Values& v) {

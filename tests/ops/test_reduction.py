@@ -206,6 +206,11 @@ def test_var_std_variants():
         check(lambda t: torch.var(t, 1, correction=corr), x)
         check(lambda t: torch.std_mean(t, 0, correction=corr), x)
     check(lambda t: torch.var(t, 1, correction=float("nan")), torch.empty(3, 0))
+    # An empty input is NaN for every correction (0 / (0 - (-1)) was 0).
+    for corr in (-1, -0.5, 0, 2):
+        for empty in (torch.empty(0, 3), torch.empty(0, 3, dtype=torch.complex64)):
+            check(lambda t: (torch.var(t, 0, correction=corr), torch.std_mean(t, correction=corr),
+                             torch.var_mean(t, 0, correction=corr)), empty)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32], ids=str)
