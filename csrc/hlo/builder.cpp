@@ -1,5 +1,6 @@
 #include "hlo/builder.h"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -127,10 +128,38 @@ Value Builder::constant_float(DType dtype, double v) {
     if (dtype == DType::Pred) return constant_bool(v != 0);
     return constant_int(dtype, static_cast<int64_t>(v));
   }
-  if (dtype == DType::F16 || dtype == DType::BF16 || is_float8(dtype))
-    return convert(constant_float(DType::F32, v), dtype);
-  TensorType t(dtype, {});
-  return emit1("constant", {}, "value = dense<" + float_literal(dtype, v) + "> : " + t.str(), t);
+  Value c;
+  if (dtype == DType::F16 || dtype == DType::BF16 || is_float8(dtype)) {
+    c = convert(constant_float(DType::F32, v), dtype);
+  } else {
+    TensorType t(dtype, {});
+    c = emit1("constant", {}, "value = dense<" + float_literal(dtype, v) + "> : " + t.str(), t);
+  }
+  return track_constant(c, v, c);
+}
+
+Value Builder::track_constant(const Value& v, double c, const Value& scalar) {
+  shared_->float_constants[v.name] = {c, scalar};
+  return v;
+}
+
+Value Builder::divide(const Value& a, const Value& b) {
+  if (!is_float(a.type.dtype)) return binary("divide", a, b);
+  const auto& rewritten = shared_->rewritten_in_quotients;
+  Value num = a, den = b;
+  if (auto p = rewritten.find(a.name); p != rewritten.end() && p->second == "divide") num = opaque(a);
+  if (rewritten.count(b.name)) den = opaque(b);
+  auto it = shared_->float_constants.find(b.name);
+  if (it != shared_->float_constants.end()) {
+    auto [c, scalar] = it->second;
+    int exp = 0;
+    bool power_of_two = std::isfinite(c) && c != 0 && std::frexp(std::fabs(c), &exp) == 0.5;
+    if (std::isfinite(c) && c != 0 && !power_of_two)
+      den = b.type.rank() == 0 ? opaque(scalar) : broadcast_in_dim(opaque(scalar), b.type.dims, {});
+  }
+  Value q = binary("divide", num, den);
+  shared_->rewritten_in_quotients[q.name] = "divide";
+  return q;
 }
 
 Value Builder::constant_int(DType dtype, int64_t v) {
@@ -171,11 +200,17 @@ Value Builder::highest(DType t) {
   return constant_int(t, bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1);
 }
 
-Value Builder::unary(const std::string& op, const Value& a) { return emit1(op, {a}, "", a.type); }
+Value Builder::unary(const std::string& op, const Value& a) {
+  Value r = emit1(op, {a}, "", a.type);
+  if (op == "sqrt" || op == "rsqrt" || op == "exponential") shared_->rewritten_in_quotients[r.name] = op;
+  return r;
+}
 
 Value Builder::binary(const std::string& op, const Value& a, const Value& b) {
   require(a.type == b.type, op + " operands differ: " + a.type.str() + " vs " + b.type.str());
-  return emit1(op, {a, b}, "", a.type);
+  Value r = emit1(op, {a, b}, "", a.type);
+  if (op == "power") shared_->rewritten_in_quotients[r.name] = op;
+  return r;
 }
 
 Value Builder::compare(const Value& a, const Value& b, const std::string& direction) {
@@ -274,8 +309,10 @@ Value Builder::transpose(const Value& a, const std::vector<int64_t>& permutation
 Value Builder::broadcast_in_dim(const Value& a, const std::vector<int64_t>& result_dims,
                                 const std::vector<int64_t>& dims) {
   require(static_cast<int64_t>(dims.size()) == a.type.rank(), "broadcast_in_dim rank");
-  return emit1("broadcast_in_dim", {a}, "broadcast_dimensions = " + int_array(dims),
-               TensorType(a.type.dtype, result_dims));
+  Value r = emit1("broadcast_in_dim", {a}, "broadcast_dimensions = " + int_array(dims), TensorType(a.type.dtype, result_dims));
+  auto it = shared_->float_constants.find(a.name);
+  if (it != shared_->float_constants.end() && a.type.rank() == 0) track_constant(r, it->second.first, it->second.second);
+  return r;
 }
 
 Value Builder::broadcast_to(const Value& a, const std::vector<int64_t>& result_dims) {

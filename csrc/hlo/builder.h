@@ -7,6 +7,8 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "hlo/tensor_type.h"
@@ -41,7 +43,12 @@ class Builder {
   Value add(const Value& a, const Value& b) { return binary("add", a, b); }
   Value subtract(const Value& a, const Value& b) { return binary("subtract", a, b); }
   Value multiply(const Value& a, const Value& b) { return binary("multiply", a, b); }
-  Value divide(const Value& a, const Value& b) { return binary("divide", a, b); }
+  // a / b, rounded once as the CPU's quotient. XLA's simplifier rewrites
+  // A / c into A * (1 / c) (c a constant that is not a power of two),
+  // (A / B) / C into A / (B * C), A / (B / C) into (A * C) / B, and
+  // A / sqrt(B), A / exp(B), A / pow(B, C) into products, each off by a
+  // rounding: such operands go through `opaque`.
+  Value divide(const Value& a, const Value& b);
   Value maximum(const Value& a, const Value& b) { return binary("maximum", a, b); }
   Value minimum(const Value& a, const Value& b) { return binary("minimum", a, b); }
   Value negate(const Value& a) { return unary("negate", a); }
@@ -115,7 +122,13 @@ class Builder {
   struct Shared {
     int next_id = 0;
     std::vector<std::pair<std::string, std::string>> functions;  // (symbol, text), in definition order
+    // Float values that are a constant or a broadcast of one: name -> (value, the 0-d constant).
+    std::unordered_map<std::string, std::pair<double, Value>> float_constants;
+    // Values made by an op whose quotient XLA rewrites (divide, sqrt, rsqrt, exponential, power): name -> op.
+    std::unordered_map<std::string, std::string> rewritten_in_quotients;
   };
+  // Records `v` as the constant `c` (or a broadcast of its 0-d `scalar`).
+  Value track_constant(const Value& v, double c, const Value& scalar);
   Builder(std::shared_ptr<Shared> shared, int indent);
   std::string fresh_name();
   std::string region_text(const std::vector<TensorType>& arg_types, const RegionBody& body);
