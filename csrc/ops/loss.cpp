@@ -235,48 +235,80 @@ TORCH_TPU_LOWERING("huber_loss_backward", [](Builder& b, const OpCall& c, const 
   });
 });
 
-// Inputs of binary_cross_entropy outside [0, 1] raise, like the CPU (at the next sync).
-void check_probabilities(Builder& b, const Value& x) {
-  Value ok = b.binary("and", b.compare(x, b.splat_float(x.type, 0.0), "GE"),
-                      b.compare(x, b.splat_float(x.type, 1.0), "LE"));
-  Value bad = b.unary("not", ok);  // NaN too
-  if (x.type.rank() > 0) {
-    std::vector<int64_t> dims;
-    for (int64_t i = 0; i < x.type.rank(); ++i) dims.push_back(i);
-    bad = b.reduce({bad}, {b.constant_bool(false)}, dims,
-                   [](Builder& rb, const Values& a) { return Values{rb.binary("or", a[0], a[1])}; })[0];
-  }
-  add_runtime_check(bad, CheckKind::Runtime, "all elements of input should be between 0 and 1");
+// The linear index of the first true element of `pred` (its numel if none), 0-d int64.
+Value first_true(Builder& b, const Value& pred) {
+  int64_t n = pred.type.numel();
+  Value flat = b.reshape(pred, {n});
+  Value idx = b.iota(TensorType(DType::I64, {n}), 0);
+  Value none = b.splat_int(idx.type, n);
+  return b.reduce({b.select(flat, idx, none)}, {b.constant_int(DType::I64, n)}, {0},
+                  [](Builder& rb, const Values& a) { return Values{rb.minimum(a[0], a[1])}; })[0];
 }
 
-// binary_cross_entropy(self, target, weight?, reduction):
-// (y - 1) * max(log1p(-x), -100) - y * max(log(x), -100), times the weight.
+// binary_cross_entropy's inputs and targets outside [0, 1] (NaN too) raise,
+// like the CPU (at the next sync), with the message of the CPU's first bad
+// element: it checks the input, then the target, element by element.
+void check_probabilities(Builder& b, const Value& x, const Value& y) {
+  auto bad = [&](const Value& t) {
+    Value ok = b.binary("and", b.compare(t, b.splat_float(t.type, 0.0), "GE"), b.compare(t, b.splat_float(t.type, 1.0), "LE"));
+    return b.unary("not", ok);
+  };
+  Value first_x = first_true(b, bad(x)), first_y = first_true(b, bad(y));
+  Value n = b.constant_int(DType::I64, x.type.numel());
+  add_runtime_check(b.binary("and", b.compare(first_x, n, "LT"), b.compare(first_x, first_y, "LE")), CheckKind::Runtime,
+                    "all elements of input should be between 0 and 1");
+  add_runtime_check(b.compare(first_y, first_x, "LT"), CheckKind::Runtime, "all elements of target should be between 0 and 1");
+}
+
+// Rounds each step to the result dtype where it is narrower than the
+// compute type, as the CPU's Half/BFloat16 arithmetic does.
+struct StepRounding {
+  Builder& b;
+  DType out, ct;
+  Value operator()(const Value& t) const { return out == ct ? t : b.convert(b.convert(t, out), ct); }
+};
+
+// binary_cross_entropy(self, target, weight?, reduction), as the CPU's kernel:
+// (y - 1) * max(log1p(-x), -100) - y * max(log(x), -100), each step in the
+// dtype, then times the weight.
 TORCH_TPU_LOWERING("binary_cross_entropy", [](Builder& b, const OpCall& c, const Values& v) {
   const Value* w = c.arg(2).is_none() ? nullptr : &operand(c, v, 2);
   DType self_t = operand(c, v, 0).type.dtype, target_t = operand(c, v, 1).type.dtype;
   if (self_t != target_t)  // the CPU's check, before any value is read
     throw std::invalid_argument(std::string("Found dtype ") + torch_dtype_name(target_t) + " but expected " +
                                 torch_dtype_name(self_t));
-  return pointwise_loss(b, c, v, reduction_of(c, 3), [w](Builder& b, const Value& x, const Value& y) {
-    check_probabilities(b, x);
+  DType out = c.outputs[0].dtype;
+  return pointwise_loss(b, c, v, reduction_of(c, 3), [w, out](Builder& b, const Value& x, const Value& y) {
+    check_probabilities(b, x, y);
+    StepRounding rnd{b, out, x.type.dtype};
     Value floor = b.splat_float(x.type, -100.0);
-    Value log1m = b.maximum(b.unary("log_plus_one", b.negate(x)), floor);
-    Value logx = b.maximum(b.unary("log", x), floor);
-    Value l = b.subtract(b.multiply(b.subtract(y, b.splat_float(y.type, 1.0)), log1m), b.multiply(y, logx));
-    return w ? b.multiply(l, to_type(b, *w, l.type)) : l;
+    Value log1m = b.maximum(rnd(b.unary("log_plus_one", b.negate(x))), floor);
+    Value logx = b.maximum(rnd(b.unary("log", x)), floor);
+    Value l = rnd(b.subtract(rnd(b.multiply(rnd(b.subtract(y, b.splat_float(y.type, 1.0))), log1m)), rnd(b.multiply(y, logx))));
+    return w ? rnd(b.multiply(l, to_type(b, *w, l.type))) : l;
   });
 });
 
-// binary_cross_entropy_backward(grad_output, self, target, weight?, reduction):
-// (x - y) / max((1 - x) * x, 1e-12), times the weight.
+// binary_cross_entropy_backward(grad_output, self, target, weight?, reduction),
+// as the CPU's kernel: grad * (x - y) / max((1 - x) * x, 1e-12f), each step in
+// the dtype (1e-12 is 0 in float16, so 0 / 0 = NaN at x = 0) and max the
+// CPU's std::max (max(-0, 0) is -0: x = -0 gives +inf, not -inf); then times
+// the weight, then over the size for the mean.
 TORCH_TPU_LOWERING("binary_cross_entropy_backward", [](Builder& b, const OpCall& c, const Values& v) {
   const Value* w = c.arg(3).is_none() ? nullptr : &operand(c, v, 3);
-  return pointwise_loss_backward(b, c, v, 4, [w](Builder& b, const Value& x, const Value& y) {
-    Value one = b.splat_float(x.type, 1.0);
-    Value denom = b.maximum(b.multiply(b.subtract(one, x), x), b.splat_float(x.type, 1e-12));
-    Value d = b.divide(b.subtract(x, y), denom);
-    return w ? b.multiply(d, to_type(b, *w, d.type)) : d;
-  });
+  int64_t red = reduction_of(c, 4);
+  const auto& o = c.outputs[0];
+  TensorType full = o.with_dtype(compute_type(o.dtype));
+  StepRounding rnd{b, o.dtype, full.dtype};
+  Value g = to_type(b, operand(c, v, 0), full), x = to_type(b, operand(c, v, 1), full), y = to_type(b, operand(c, v, 2), full);
+  // EPSILON is a float in the CPU's kernel: 1e-12 rounded to float32, then to the dtype
+  Value eps = b.broadcast_to(rnd(b.convert(b.constant_float(DType::F32, 1e-12), full.dtype)), full.dims);
+  Value den = rnd(b.multiply(rnd(b.subtract(b.splat_float(full, 1.0), x)), x));
+  den = b.select(b.compare(den, eps, "LT"), eps, den);
+  Value r = rnd(b.divide(rnd(b.multiply(g, rnd(b.subtract(x, y)))), den));
+  if (w) r = rnd(b.multiply(r, to_type(b, *w, full)));
+  if (red == kMean) r = rnd(b.divide(r, b.splat_float(full, static_cast<double>(operand(c, v, 1).type.numel()))));
+  return Values{b.convert(r, o.dtype)};
 });
 
 }  // namespace

@@ -2,6 +2,7 @@
 import pytest
 import torch
 import torch.nn.functional as F
+from torch.testing import assert_close
 
 from harness import check, check_grads, check_raises_like_cpu, make, to_tpu
 
@@ -164,6 +165,39 @@ def test_binary_cross_entropy_bad_input():
     check_raises_like_cpu(F.binary_cross_entropy, torch.tensor([0.5, 1.5]), torch.tensor([0.0, 1.0]))
     check_raises_like_cpu(F.binary_cross_entropy, torch.tensor([0.5, float("nan")]), torch.tensor([0.0, 1.0]))
     check_raises_like_cpu(F.binary_cross_entropy, torch.tensor([0.5, 0.2]), torch.tensor([0.0, 1.0, 1.0]))
+    # Targets outside [0, 1] raise too (tpu returned a loss), with the
+    # message of the CPU's first bad element (it checks input, then target).
+    for x, y in [([0.5, 0.2], [2.0, 0.1]), ([0.5, 0.2], [0.5, float("nan")]), ([0.5, -1.0], [3.0, 0.5]),
+                 ([1.5, 0.2], [2.0, 0.1]), ([0.5, 0.2], [0.5, -0.1])]:
+        e = check_raises_like_cpu(F.binary_cross_entropy, torch.tensor(x), torch.tensor(y))
+        which = "input" if not 0 <= x[[not 0 <= a <= 1 or not 0 <= b <= 1 for a, b in zip(x, y)].index(True)] <= 1 \
+            else "target"
+        assert f"all elements of {which} should be between 0 and 1" in str(e), e
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binary_cross_entropy_backward_is_the_cpus_kernel(dtype, reduction, weighted):
+    # grad * (x - y) / max((1 - x) * x, 1e-12f), each step rounded to the
+    # dtype, then the weight, then 1/n: bit for bit. 1e-12 is 0 in float16
+    # (x = 0, y = 0 gave 0, the CPU 0 / 0 = NaN); the CPU's max(-0, 0) is -0
+    # (x = -0 gave -inf, the CPU +inf); float64's epsilon is 1e-12 rounded to
+    # float32; bfloat16 rounded once at the end was off by an ulp.
+    edge = [0.0, -0.0, 1.0, 0.5, 1e-30, 1 - 1e-7, 1e-8]
+    x = torch.cat([make((300,), torch.float32, low=0.0, high=1.0, seed=1), torch.tensor([a for a in edge for _ in edge])])
+    y = torch.cat([make((300,), torch.float32, low=0.0, high=1.0, seed=2), torch.tensor([b for _ in edge for b in edge])])
+    x, y = x.to(dtype), y.to(dtype)
+    w = make(x.shape, dtype, low=0.1, high=2.0, seed=3) if weighted else None
+    g = make(x.shape if reduction == 0 else (), dtype, seed=4)
+    expected = torch.ops.aten.binary_cross_entropy_backward(g, x, y, w, reduction)
+    actual = torch.ops.aten.binary_cross_entropy_backward(g.to("tpu"), x.to("tpu"), y.to("tpu"),
+                                                          None if w is None else w.to("tpu"), reduction).cpu()
+    assert_close(actual, expected, rtol=0, atol=0, equal_nan=True)
+    assert torch.equal(actual.signbit()[~expected.isnan()], expected.signbit()[~expected.isnan()])
+    if dtype in (torch.bfloat16, torch.float16):  # log and log1p are the CPU's float ones rounded to the dtype
+        loss = F.binary_cross_entropy(x.to("tpu"), y.to("tpu"), weight=None if w is None else w.to("tpu"), reduction="none")
+        assert_close(loss.cpu(), F.binary_cross_entropy(x, y, weight=w, reduction="none"), rtol=0, atol=0)
 
 
 def test_loss_layouts_and_backward_ops():
