@@ -305,6 +305,7 @@ TORCH_TPU_LOWERING("hardshrink", [](Builder& b, const OpCall& c, const Values& v
 
 // hardshrink_backward(grad_out, self, lambd); softshrink_backward has the same form.
 Values shrink_backward(Builder& b, const OpCall& c, const Values& v) {
+  if (c.outputs[0].dtype == DType::Pred) not_implemented_for("shrink_backward_cpu", DType::Pred);  // as the CPU (XLA: a compile error)
   Value g = in(b, c, v, 0), x = in(b, c, v, 1), l = in(b, c, v, 2);
   return Values{done(b, c, b.select(in_band(b, x, l), k(b, g, 0.0), g))};
 }
@@ -344,6 +345,10 @@ TORCH_TPU_LOWERING("glu", [](Builder& b, const OpCall& c, const Values& v) {
 
 // glu_backward(grad_output, self, dim): [g * s, g * a * s * (1 - s)] with s = sigmoid(b).
 TORCH_TPU_LOWERING("glu_backward", [](Builder& b, const OpCall& c, const Values& v) {
+  // The CPU's first step, sigmoid_out into a buffer of the input's dtype, refuses integers (RuntimeError).
+  if (!hlo::is_float(c.outputs[0].dtype) && !hlo::is_complex(c.outputs[0].dtype))
+    throw std::invalid_argument(std::string("result type Float can't be cast to the desired output type ") +
+                                torch_dtype_name(c.outputs[0].dtype));
   require_float(c, c.outputs[0]);
   const Value& self = operand(c, v, 1);
   DType ct = compute_type(self.type.dtype);

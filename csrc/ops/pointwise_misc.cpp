@@ -85,6 +85,7 @@ TORCH_TPU_LOWERING("addcdiv", [](Builder& b, const OpCall& c, const Values& v) {
 
 // sigmoid_backward(grad, y) = grad * (1 - y) * y
 TORCH_TPU_LOWERING("sigmoid_backward", [](Builder& b, const OpCall& c, const Values& v) {
+  reject_dtype(c, c.outputs[0].dtype == DType::Pred, "sigmoid_backward_cpu");
   Lifted l = lift_all(b, c, v, {0, 1});
   const Value &g = l.x[0], &y = l.x[1];
   return Values{b.convert(b.multiply(b.multiply(g, b.subtract(full_like(b, y, 1), y)), y), l.out)};

@@ -60,6 +60,7 @@ TORCH_TPU_LOWERING("cummin", [](Builder& b, const OpCall& c, const Values& v) { 
 // log|grad| - result, + self) turned into 1e-3 relative gradient errors.
 Values logcumsumexp_rule(Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
+  if (!hlo::is_float(out.dtype)) not_implemented_for("logcumsumexp_out_cpu", out.dtype);  // as the CPU (XLA: a compile error)
   // The CPU's acc_type is double for float; f32 here keeps the program
   // TPU-portable (widest_internal_type), within float's rounding of it.
   DType acc = out.dtype == DType::F64 ? DType::F64 : DType::F32;

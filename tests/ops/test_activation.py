@@ -163,6 +163,11 @@ def test_glu(dtype, shape, dim):
 
 def test_glu_bad_input():
     check_raises_like_cpu(lambda t: F.glu(t, 0), make((3, 4), torch.float32))
+    for dtype in (torch.int64, torch.int32, torch.bool, torch.complex64):
+        check_raises_like_cpu(lambda t: F.glu(t, 1), torch.ones(3, 4, dtype=dtype))
+        # integers: RuntimeError (its sigmoid step's cast), not NotImplementedError
+        check_raises_like_cpu(lambda g, t: torch.ops.aten.glu_backward(g, t, 1), torch.ones(3, 2, dtype=dtype),
+                              torch.ones(3, 4, dtype=dtype))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64], ids=str)
