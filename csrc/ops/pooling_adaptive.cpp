@@ -10,6 +10,7 @@
 // the saved indices (max).
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "ops/pooling_common.h"
@@ -73,20 +74,22 @@ void require_nonempty(const OpCall& c, const TensorType& x, size_t n) {
                                   "dimension " + std::to_string(d) + " is empty");
 }
 
-// x's windows: (planes, O..., K...) values.
-Value gather_windows(Builder& b, const Value& x, const Windows& w, size_t n) {
-  int64_t p = planes(x.type, n), m = w.pos.type.numel(), per_plane = x.type.numel() / p;
+// x's values at the in-plane positions `pos`, plane by plane: (planes, pos dims...).
+Value gather_planes(Builder& b, const Value& x, const Value& pos, size_t n) {
+  int64_t p = planes(x.type, n), m = pos.type.numel(), per_plane = x.type.numel() / p;
   Value flat = b.reshape(x, {p, per_plane});
-  Value at = b.reshape(w.pos, {m, 1});
+  Value at = b.reshape(pos, {m, 1});
   Value g = b.emit1("gather", {flat, at},
                     "dimension_numbers = #stablehlo.gather<offset_dims = [0], collapsed_slice_dims = [1], "
                     "start_index_map = [1], index_vector_dim = 1>, slice_sizes = " +
                         hlo::int_array({p, 1}) + ", indices_are_sorted = false",
                     TensorType(x.type.dtype, {p, m}));
   Dims dims{p};
-  dims.insert(dims.end(), w.pos.type.dims.begin(), w.pos.type.dims.end());
+  dims.insert(dims.end(), pos.type.dims.begin(), pos.type.dims.end());
   return b.reshape(g, dims);
 }
+// x's windows: (planes, O..., K...) values.
+Value gather_windows(Builder& b, const Value& x, const Windows& w, size_t n) { return gather_planes(b, x, w.pos, n); }
 
 // `t` (O..., K...) broadcast over `planes` leading planes.
 Value over_planes(Builder& b, const Value& t, int64_t planes) {
@@ -131,6 +134,62 @@ Values lower_adaptive_avg(Builder& b, const OpCall& c, const Values& v, size_t n
   return Values{b.reshape(b.convert(divide_by_sizes(b, sum, w, ct), out.dtype), out.dims)};
 }
 
+// grad_input from the per-output terms `gy` (planes, O...) as the CPU's
+// float16/bfloat16 kernel adds them: output by output in row-major order,
+// each partial sum rounded to the half type (a float32 sum rounds once,
+// which a cancelling sum of rounded terms can leave further from the
+// exact value than the CPU's). Input i of a dim is covered by outputs
+// floor(i*out/in) .. ceil((i+1)*out/in) - 1; the j-th of them is gathered
+// for every input, and the terms summed in the order of the outputs.
+// Empty when the inputs are covered by more than `max_terms` outputs
+// (strong upsampling): the scatter-add then sums in float32.
+constexpr int64_t kMaxOrderedTerms = 64;
+std::optional<Value> ordered_half_sums(Builder& b, const Value& gy, const Dims& in, const Dims& out, const TensorType& result) {
+  size_t n = in.size();
+  Dims most(n, 0);
+  int64_t terms = 1;
+  for (size_t d = 0; d < n; ++d) {
+    for (int64_t i = 0; i < in[d]; ++i)
+      most[d] = std::max(most[d], ((i + 1) * out[d] + in[d] - 1) / in[d] - i * out[d] / in[d]);
+    terms *= most[d];
+  }
+  if (terms > kMaxOrderedTerms) return std::nullopt;
+  Dims all = in;  // (I..., J...)
+  all.insert(all.end(), most.begin(), most.end());
+  Value pos = b.splat_int(TensorType(DType::I64, all), 0);
+  Value valid = b.broadcast_to(b.constant_bool(true), all);
+  int64_t stride = 1;
+  for (size_t d = n; d-- > 0;) {
+    Dims ij{in[d], most[d]};
+    auto k = [&](int64_t x) { return b.splat_int(TensorType(DType::I64, ij), x); };
+    Value i = iota64(b, ij, 0);
+    Value o = b.add(b.divide(b.multiply(i, k(out[d])), k(in[d])), iota64(b, ij, 1));
+    Dims map{static_cast<int64_t>(d), static_cast<int64_t>(n + d)};
+    Value covers = b.compare(b.multiply(o, k(in[d])), b.multiply(b.add(i, k(1)), k(out[d])), "LT");
+    valid = b.binary("and", valid, b.broadcast_in_dim(covers, all, map));
+    pos = b.add(pos, b.broadcast_in_dim(b.multiply(b.minimum(o, k(out[d] - 1)), k(stride)), all, map));
+    stride *= out[d];
+  }
+  Value t = gather_planes(b, gy, pos, n);  // (p, I..., J...)
+  int64_t p = t.type.dims[0];
+  t = b.select(over_planes(b, valid, p), t, b.splat_float(t.type, 0.0));
+  Dims at(n, 0), sum_dims{p};
+  sum_dims.insert(sum_dims.end(), in.begin(), in.end());
+  Value acc;
+  for (;;) {
+    Dims start(1 + 2 * n, 0), limit = t.type.dims;
+    for (size_t d = 0; d < n; ++d) {
+      start[1 + n + d] = at[d];
+      limit[1 + n + d] = at[d] + 1;
+    }
+    Value term = b.reshape(b.slice(t, start, limit, Dims(1 + 2 * n, 1)), sum_dims);
+    acc = acc.name.empty() ? term : b.convert(b.convert(b.add(acc, term), result.dtype), term.type.dtype);
+    size_t d = n;  // the next output, the last dim fastest
+    while (d > 0 && ++at[d - 1] == most[d - 1]) at[--d] = 0;
+    if (d == 0) return b.reshape(b.convert(acc, result.dtype), result.dims);
+  }
+}
+
 // _adaptive_avg_pool{2,3}d_backward(grad_output, self)
 Values lower_adaptive_avg_backward(Builder& b, const OpCall& c, const Values& v, size_t n) {
   const TensorType& out = c.outputs[0];
@@ -143,6 +202,8 @@ Values lower_adaptive_avg_backward(Builder& b, const OpCall& c, const Values& v,
   Dims pd{p};
   for (int64_t d : w.out) pd.push_back(d);
   Value gy = divide_by_sizes(b, b.reshape(b.convert(gy0, ct), pd), w, out.dtype);
+  if (ct != out.dtype)
+    if (auto r = ordered_half_sums(b, gy, spatial_dims(out, n), spatial_dims(gy0.type, n), out)) return Values{*r};
   Value valid = over_planes(b, w.valid, p);
   Dims map = trailing(0, n + 1);
   Value spread = b.broadcast_in_dim(gy, valid.type.dims, map);

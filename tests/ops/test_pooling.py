@@ -177,6 +177,23 @@ def test_adaptive_avg_pool(dtype, n, out):
     check_grads(lambda t: ADAPTIVE_AVG[n](t, out), make(shape(n, batch=(3,), sizes=(7, 9, 6)), dtype, low=low))
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("sizes", [((7, 5), (3, 2)), ((9, 9), (4, 4)), ((5, 7), (4, 6)), ((3, 4), (5, 7)),
+                                   ((6, 8), (3, 4)), ((7, 5, 4), (3, 2, 3))], ids=str)
+def test_adaptive_avg_pool_backward_half_sums_like_the_cpu(dtype, sizes):
+    # The CPU adds each output's grad / kh / kw (rounded to the dtype) into
+    # grad_input output by output, rounding every partial sum; tpu summed the
+    # overlapping windows in float32. Bit for bit, both layouts.
+    ins, outs = sizes
+    x = make((2, 3) + ins, dtype)
+    g = make((2, 3) + outs, dtype, seed=1) * 3
+    op = torch.ops.aten._adaptive_avg_pool2d_backward if len(ins) == 2 else torch.ops.aten._adaptive_avg_pool3d_backward
+    layouts = (x, x.to(memory_format=torch.channels_last)) if len(ins) == 2 else (x,)
+    for xx in layouts:
+        expected = op(g, xx)
+        torch.testing.assert_close(op(g.to("tpu"), xx.to("tpu")).cpu(), expected, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("n", [1, 2, 3])
 @pytest.mark.parametrize("out", [1, 3, 4, 7, 10], ids=str)
