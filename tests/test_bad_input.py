@@ -191,3 +191,94 @@ def test_mixed_dtypes_raise_like_the_cpu(name, other):
     with torch.device("tpu"):
         call(torch.float32)  # one dtype: computes
     still_usable()
+
+
+# Pointwise and activation out= tensors of another dtype: the CPU kernels
+# built on a same-dtype TensorIterator refuse them ("Found dtype Double but
+# expected Float"), the others cast; tpu cast for all.
+OUT_DTYPES = {
+    "neg": lambda x, o: torch.neg(x, out=o),
+    "round": lambda x, o: torch.round(x, out=o),
+    "clamp": lambda x, o: torch.clamp(x, 0.2, 0.5, out=o),
+    "hardtanh": lambda x, o: torch._C._nn.hardtanh(x, -1, 1, out=o),
+    "elu": lambda x, o: torch._C._nn.elu(x, out=o),
+    "leaky_relu": lambda x, o: torch._C._nn.leaky_relu(x, 0.1, out=o),
+    "hardshrink": lambda x, o: A.hardshrink.out(x, 0.5, out=o),
+    "sin": lambda x, o: torch.sin(x, out=o),
+    "add": lambda x, o: torch.add(x, x, out=o),
+    "sigmoid": lambda x, o: torch.sigmoid(x, out=o),
+    "abs": lambda x, o: torch.abs(x, out=o),
+}
+
+
+def same_outcome(call, *args):
+    """call(*args) on the CPU and on tpu: the same exception type (the CPU's
+    message where tpu's own check raised it), or the same result."""
+    try:
+        want = call(*args)
+    except Exception as e:  # noqa: BLE001
+        with pytest.raises(type(e)) as tpu:
+            call(*[a.to("tpu") if isinstance(a, torch.Tensor) else a for a in args])
+            torch.tpu.synchronize()
+        assert type(tpu.value) is type(e), (tpu.value, e)
+        return str(e).splitlines()[0], str(tpu.value)
+    got = call(*[a.to("tpu") if isinstance(a, torch.Tensor) else a for a in args])
+    assert got.dtype == want.dtype
+    torch.testing.assert_close(got.cpu(), want, equal_nan=True)
+    return None
+
+
+@pytest.mark.parametrize("name", list(OUT_DTYPES))
+@pytest.mark.parametrize("out_dtype", [torch.float64, torch.float16, torch.complex64], ids=str)
+def test_out_of_another_dtype_like_the_cpu(name, out_dtype):
+    raised = same_outcome(OUT_DTYPES[name], torch.tensor([0.3, -1.7, 2.5]), torch.empty(3, dtype=out_dtype))
+    if raised and raised[0].startswith("Found dtype"):
+        # the CPU kernel's own check; PyTorch's Python meta kernels (elu,
+        # leaky_relu) word theirs otherwise ("Expected out tensor to have dtype")
+        assert raised[0] in raised[1] or "Expected out tensor to have dtype" in raised[1], raised
+    still_usable()
+
+
+# Python numbers out of the dtype's range: the CPU kernels that convert them
+# with value.to<T>() raise (tpu computed with inf or a wrapped value), each
+# to its own T: the result type (clamp), self's dtype (masked_fill, F.pad),
+# float for float16 (addcmul's value, threshold's threshold); the others
+# compute (bfloat16 + 1e39 is inf; tpu raised while narrowing it to float32,
+# and where(half, x, 1e10) raised filling its one-element scalar tensor).
+SCALARS = {
+    "clamp_max": lambda x, v: torch.clamp_max(x, v),
+    "clamp_min": lambda x, v: torch.clamp_min(x, v),
+    "clamp": lambda x, v: torch.clamp(x, -v, v),
+    "clamp_": lambda x, v: x.clone().clamp_(None, v),
+    "pad": lambda x, v: torch.nn.functional.pad(x, (1, 1), value=v),
+    "threshold": lambda x, v: torch.nn.functional.threshold(x, v, 0.0),
+    "threshold value": lambda x, v: torch.nn.functional.threshold(x, 0.5, v),
+    "threshold_backward": lambda x, v: A.threshold_backward(x, x, v),
+    "addcmul": lambda x, v: torch.addcmul(x, x, x, value=v),
+    "add alpha": lambda x, v: torch.add(x, x, alpha=v),
+    "sub alpha": lambda x, v: torch.sub(x, x, alpha=v),
+    "masked_fill": lambda x, v: x.masked_fill(x > 0, v),
+    "hardtanh": lambda x, v: torch.nn.functional.hardtanh(x, -v, v),
+    "pow": lambda x, v: torch.pow(x, v),
+    "hardshrink": lambda x, v: torch.nn.functional.hardshrink(x, v) if x.is_floating_point() else x,
+    "logit eps": lambda x, v: torch.logit(x, v),
+    "add number": lambda x, v: torch.add(x, v),
+    "where": lambda x, v: torch.where(x > 0, x, v),
+    "addmm beta": lambda x, v: torch.addmm(x[:2].expand(2, 2), x[:2].expand(2, 2), x[:2].expand(2, 2), beta=v),
+    "baddbmm alpha": lambda x, v: torch.baddbmm(x[:1].expand(1, 1, 1), x[:1].expand(1, 1, 1),
+                                                x[:1].expand(1, 1, 1), alpha=v),
+    "addmv beta": lambda x, v: torch.addmv(x[:2], x[:2].expand(2, 2), x[:2], beta=v),
+    "addr alpha": lambda x, v: torch.addr(x[:2].expand(2, 2), x[:2], x[:2], alpha=v),
+    "fill_ one element": lambda x, v: x[:1].clone().fill_(v),
+}
+
+
+@pytest.mark.parametrize("name", list(SCALARS))
+@pytest.mark.parametrize("dtype,value", [(torch.float16, 1e10), (torch.bfloat16, 1e39), (torch.float32, 1e39),
+                                         (torch.int8, 1000), (torch.int8, 1000.5), (torch.uint8, -3),
+                                         (torch.int16, 40000), (torch.float16, 100.0), (torch.float32, 1 + 2j)], ids=str)
+def test_numbers_out_of_the_dtypes_range_like_the_cpu(name, dtype, value):
+    raised = same_outcome(SCALARS[name], torch.tensor([1.0, 0.25, -2.0]).to(dtype), value)
+    if raised and "without overflow" in raised[0]:
+        assert raised[0] in raised[1], raised
+    still_usable()

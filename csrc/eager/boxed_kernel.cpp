@@ -18,7 +18,9 @@
 #include "eager/meta_overrides/registry.h"
 #include "eager/native_meta.h"
 #include "eager/op_variants.h"
+#include "eager/out_dtype_check.h"
 #include "eager/out_meta_memo.h"
+#include "eager/scalar_range_checks.h"
 #include "ops/registry.h"
 
 namespace torch_tpu::eager {
@@ -87,6 +89,7 @@ struct OpStatics {
   const ops::LoweringRule* rule;
   bool is_index_tensor;
   bool meta_reads_values;  // its meta override reads tensor values: never the out= memo's sizes
+  std::vector<ScalarRangeCheck> scalar_checks;  // numbers the CPU kernel range-checks
 };
 
 const OpStatics& statics_of(const c10::FunctionSchema& schema) {
@@ -99,6 +102,7 @@ const OpStatics& statics_of(const c10::FunctionSchema& schema) {
   s.rule = ops::find_lowering(s.variant->rule);
   s.is_index_tensor = schema.name() == "aten::index" && schema.overload_name() == "Tensor";
   s.meta_reads_values = meta_override_reads_values(schema.operator_name());
+  s.scalar_checks = scalar_range_checks(schema);
   return known.emplace(&schema, std::move(s)).first->second;
 }
 
@@ -116,6 +120,7 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
       return;
     }
   }
+  if (!statics.scalar_checks.empty()) check_scalar_ranges(statics.scalar_checks, *stack, first, nargs);
   PooledCall pooled;
   ParsedCall& p = *pooled;
   parse_call(schema, statics.op, *stack, first, p);
@@ -270,6 +275,11 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
         TORCH_CHECK(c10::canCast(from, to), "result type ", from, " can't be cast to the desired output type ", to);
       }
     }
+    // Some CPU kernels refuse any other out= dtype (neg, clamp, hardtanh): theirs to say.
+    bool out_dtype_differs = false;
+    for (size_t t = 0; t < p.inv.targets.size() && t < fm.size(); ++t)
+      out_dtype_differs |= fm[t].toTensor().scalar_type() != p.inv.targets[t].scalar_type();
+    if (has_out && out_dtype_differs) check_out_dtypes_like_cpu(handle, *stack, first, nargs, p.inv.targets.at(0));
     std::vector<hlo::Value> results = (*rule)(b, call, operands);
     // The functional results, cast into the written tensors.
     for (size_t t = 0; t < p.inv.targets.size(); ++t) {

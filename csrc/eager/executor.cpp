@@ -308,7 +308,10 @@ RuntimeScalar runtime_scalar_as(const c10::Scalar& s, hlo::DType dtype) {
     case hlo::DType::Pred: put(static_cast<uint8_t>(s.toBool())); break;
     case hlo::DType::I64: put(s.toLong()); break;
     case hlo::DType::F64: put(s.toDouble()); break;
-    case hlo::DType::F32: put(s.toFloat()); break;
+    // unchecked: a number narrowed for the device is the CPU's float opmath
+    // value (bfloat16 + 1e39 is inf there); the CPU's checked conversions
+    // are scalar_for_target's and scalar_range_checks'
+    case hlo::DType::F32: put(s.isFloatingPoint() ? static_cast<float>(s.toDouble()) : s.toFloat()); break;
     case hlo::DType::I32: put(s.toInt()); break;
     case hlo::DType::C128: put(s.toComplexDouble()); break;
     case hlo::DType::C64: put(s.toComplexFloat()); break;

@@ -1,0 +1,130 @@
+#include "eager/scalar_range_checks.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
+#include <ATen/native/TypeProperties.h>
+#include <c10/core/DefaultDtype.h>
+
+#include <map>
+#include <string>
+
+namespace torch_tpu::eager {
+namespace {
+
+// The type the CPU kernel converts a number to, checked.
+enum Target {
+  kResult,       // the call's result type (clamp, add's alpha)
+  kSelf,         // self's dtype, which the op keeps (masked_fill, F.pad, hardtanh)
+  kSelfOpmath,   // self's compute type: float for float16/bfloat16 (addcmul's value)
+  kFloatResult,  // self's dtype, or the default float for integers (logit's eps)
+  kPowExponent,  // the result type, but a double for float32 (pow's exponent)
+};
+
+struct Checked {
+  const char* arg;
+  Target target;
+};
+
+// Op (without overload, in-place underscore or namespace) -> the arguments
+// its CPU kernel converts with .to<T>() (found by trying each dtype against
+// the CPU: tests/test_bad_input.py::test_numbers_out_of_the_dtypes_range_like_the_cpu).
+const std::map<std::string, std::vector<Checked>>& table() {
+  static const std::map<std::string, std::vector<Checked>> t = {
+      {"clamp", {{"min", kResult}, {"max", kResult}}},
+      {"clamp_min", {{"min", kResult}}},
+      {"clamp_max", {{"max", kResult}}},
+      {"hardtanh", {{"min_val", kSelf}, {"max_val", kSelf}}},
+      {"constant_pad_nd", {{"value", kSelf}}},
+      {"masked_fill", {{"value", kSelf}}},
+      {"threshold", {{"threshold", kSelfOpmath}, {"value", kSelf}}},
+      {"threshold_backward", {{"threshold", kSelfOpmath}}},
+      {"addcmul", {{"value", kSelfOpmath}}},
+      {"addcdiv", {{"value", kSelfOpmath}}},
+      {"add", {{"alpha", kResult}}},
+      {"sub", {{"alpha", kResult}}},
+      {"pow", {{"exponent", kPowExponent}}},
+      {"hardshrink", {{"lambd", kSelf}}},
+      {"logit", {{"eps", kFloatResult}}},
+      {"addmm", {{"beta", kSelfOpmath}, {"alpha", kSelfOpmath}}},
+      {"addbmm", {{"beta", kSelfOpmath}, {"alpha", kSelfOpmath}}},
+      {"baddbmm", {{"beta", kSelfOpmath}, {"alpha", kSelfOpmath}}},
+      {"addmv", {{"beta", kSelf}, {"alpha", kSelf}}},
+      {"addr", {{"beta", kSelf}, {"alpha", kSelf}}},
+  };
+  return t;
+}
+
+// The call's result type: every tensor and number argument promoted, as the
+// CPU's TensorIterator computes its common dtype (add(float, 1 - 2j, alpha=2j)
+// is complex, so its alpha fits).
+c10::ScalarType result_of_call(const torch::jit::Stack& stack, size_t first, size_t nargs) {
+  at::native::ResultTypeState state{};
+  for (size_t i = 0; i < nargs; ++i) {
+    const c10::IValue& v = stack[first + i];
+    if (v.isTensor() && v.toTensor().defined()) state = at::native::update_result_type_state(v.toTensor(), state);
+    else if (v.isScalar()) state = at::native::update_result_type_state(v.toScalar(), state);
+  }
+  return at::native::result_type(state);
+}
+
+c10::ScalarType target_type(Target t, const at::Tensor& self, c10::ScalarType result) {
+  c10::ScalarType d = self.scalar_type();
+  bool half = d == c10::kHalf || d == c10::kBFloat16;
+  switch (t) {
+    case kResult: return result;
+    case kSelf: return d;
+    case kSelfOpmath: return half ? c10::kFloat : d;
+    case kFloatResult: return c10::isIntegralType(d, /*includeBool=*/true) ? c10::typeMetaToScalarType(c10::get_default_dtype()) : d;
+    case kPowExponent: return result == c10::kFloat ? c10::kDouble : result;
+  }
+  return d;
+}
+
+std::string base_name(const c10::FunctionSchema& schema) {
+  std::string n = schema.name();
+  if (n.rfind("aten::", 0) != 0) return "";
+  n = n.substr(6);
+  if (!n.empty() && n.back() == '_') n.pop_back();
+  return n;
+}
+
+}  // namespace
+
+std::vector<ScalarRangeCheck> scalar_range_checks(const c10::FunctionSchema& schema) {
+  std::vector<ScalarRangeCheck> checks;
+  auto it = table().find(base_name(schema));
+  if (it == table().end()) return checks;
+  const auto& args = schema.arguments();
+  for (const Checked& c : it->second)
+    for (size_t i = 0; i < args.size(); ++i)
+      if (args[i].name() == c.arg) checks.push_back({i, static_cast<int>(c.target)});
+  return checks;
+}
+
+void check_scalar_ranges(const std::vector<ScalarRangeCheck>& checks, const torch::jit::Stack& stack, size_t first,
+                         size_t nargs) {
+  const at::Tensor* self = nullptr;
+  for (size_t i = 0; i < nargs && !self; ++i)
+    if (stack[first + i].isTensor() && stack[first + i].toTensor().defined()) self = &stack[first + i].toTensor();
+  if (!self) return;
+  for (const ScalarRangeCheck& c : checks) {
+    const c10::IValue& v = stack.at(first + c.arg);
+    // a tensor there (pow.Tensor_Tensor's exponent) is no number
+    if (!v.isScalar() && !v.isDouble() && !v.isInt()) continue;
+    c10::Scalar s = v.toScalar();
+    c10::ScalarType target = target_type(static_cast<Target>(c.target), *self, result_of_call(stack, first, nargs));
+    switch (target) {  // (float8, complex32 and the wide unsigned types: not checked)
+      case c10::kFloat8_e5m2:
+      case c10::kFloat8_e4m3fn:
+      case c10::kUInt16:
+      case c10::kUInt32:
+      case c10::kUInt64:
+      case c10::kComplexHalf: continue;
+      default: break;
+    }
+    AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(c10::kHalf, c10::kBFloat16, c10::kBool, target, "scalar_range_check",
+                                           [&] { (void)s.to<scalar_t>(); });
+  }
+}
+
+}  // namespace torch_tpu::eager
