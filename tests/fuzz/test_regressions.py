@@ -132,6 +132,11 @@ def test_mixed_dtypes_raise_where_the_cpu_kernel_takes_one(assert_parity):
         "binary_cross_entropy_backward f32/f64": lambda d: torch.ops.aten.binary_cross_entropy_backward(
             torch.tensor(1.0, device=d), torch.tensor([0.3], device=d),
             torch.tensor([0.5], dtype=torch.float64, device=d), None, 1),
+        # out= of another dtype, which these CPU kernels refuse (eager/out_dtype_check.cpp)
+        "neg.out f32 into f64": lambda d: torch.ops.aten.neg.out(
+            torch.ones(3, device=d), out=torch.empty(3, dtype=torch.float64, device=d)),
+        "hardtanh.out f32 into complex64": lambda d: torch.ops.aten.hardtanh.out(
+            torch.ones(3, device=d), -1, 1, out=torch.empty(3, dtype=torch.complex64, device=d)),
     })
 
 
@@ -344,3 +349,34 @@ def test_reduction_out_dtype(assert_parity):
 def test_batch_norm_half_cancellation(assert_parity):
     assert_parity({"f16 channel of 60000s": lambda d: torch.ops.aten._native_batch_norm_legit.no_stats(
         torch.tensor([[6e4, 1.0], [6e4, -1.0]], dtype=torch.float16, device=d), None, None, True, 1.0, 1e-5)[0]})
+
+
+def test_binary_cross_entropy_target_outside_0_1(assert_parity):
+    # Found by the fuzzer (known bug argument-checks-missing): tpu returned a loss.
+    assert_parity({
+        "target > 1": lambda d: F.binary_cross_entropy(torch.tensor([0.5], device=d), torch.tensor([2.0], device=d)),
+        "target NaN": lambda d: F.binary_cross_entropy(torch.tensor([0.5], device=d),
+                                                       torch.tensor([math.nan], device=d)),
+    })
+
+
+def test_scalar_overflow_raises_like_the_cpu(assert_parity):
+    # Found by the fuzzer (known bug scalar-overflow-not-checked): tpu computed with inf.
+    h = lambda d: torch.ones(2, dtype=torch.float16, device=d)  # noqa: E731
+    assert_parity({
+        "clamp_max(half, 1e10)": lambda d: torch.clamp_max(h(d), 1e10),
+        "constant_pad_nd(half, value=1e10)": lambda d: F.pad(h(d), (1, 1), value=1e10),
+    })
+
+
+def test_unsupported_dtypes_raise_not_implemented(assert_parity):
+    # Found by the fuzzer (known bug unsupported-dtype-compile-error): XLA compile errors.
+    b = lambda d: torch.tensor([True, False, True], device=d)  # noqa: E731
+    assert_parity({
+        "hardshrink_backward bool": lambda d: torch.ops.aten.hardshrink_backward(b(d), b(d), 2),
+        "softshrink_backward bool": lambda d: torch.ops.aten.softshrink_backward(b(d), b(d), 0.5),
+        "sigmoid_backward bool": lambda d: torch.ops.aten.sigmoid_backward(b(d), b(d)),
+        "histc bool": lambda d: torch.histc(b(d), 4, 0, 1),
+        "logcumsumexp int64": lambda d: torch.logcumsumexp(torch.arange(3, device=d), 0),
+        "frac bool": lambda d: torch.frac(torch.tensor([True], device=d)),
+    })

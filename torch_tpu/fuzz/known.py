@@ -86,12 +86,6 @@ ACCEPTED = [
 # Backend bugs still open, each with tests/fuzz/known_bugs.py::test_known_bug_<name with _ for ->.
 # Fixed ones leave this list; their tests move to tests/fuzz/test_regressions.py.
 KNOWN_BUGS = [
-    Entry("unsupported-dtype-compile-error", ".*", ck.EXC_TYPE,
-          r"^tpu RuntimeError .*(compiling .* failed|Subtraction, the `-` operator|Negation, the `-` operator|"
-          r"hlo::Builder).* "
-          r"\| CPU NotImplementedError",
-          "An integer/bool input reaches XLA (a compile error) or a decomposition's bool check instead of being "
-          "rejected with NotImplementedError as on the CPU."),
     Entry("dim-error-type", ".*", ck.EXC_TYPE,
           r"^tpu RuntimeError .*(dimension out of range|empty input|Expected reduction dim|hlo::Builder).* \| CPU "
           r"IndexError",
@@ -117,12 +111,10 @@ KNOWN_BUGS = [
           "Ops outside TensorIterator take an out= of another dtype (and cast) where the CPU requires the exact one."),
     Entry("mixed-dtypes-not-checked", ".*", ck.CPU_RAISED, r"Found dtype .* but expected|expected scalar type .* but "
           r"found", "Ops whose CPU kernel requires equal dtypes (loss backward, prelu, padding backward) promote."),
-    Entry("scalar-overflow-not-checked", ".*", ck.CPU_RAISED, r"cannot be converted to type .* without overflow",
-          "A Python scalar out of the tensor dtype's range is accepted (the CPU raises)."),
     Entry("argument-checks-missing", ".*", ck.CPU_RAISED,
           r"Integer division with addcdiv|In-place leakyReLu backward|negative values for beta|slice\(\) cannot be "
           r"applied|expected src to have a size equal|Dimension out of range|Expected reduction dim|noise tensor shape "
-          r"must match|sorter must be a tensor of long|target should be between 0 and 1|Kernel size can't be "
+          r"must match|sorter must be a tensor of long|Kernel size can't be "
           r"greater|shifts and dimensions must align|sorter index out of range|Index is supposed to be a vector|"
           r"Indexing dim .* is out of bounds|Number of indices .* should be equal to source.size|slice step must be "
           r"positive|Index to scalar can have only 1 value|must match the size of tensor b|refer to a single memory "
