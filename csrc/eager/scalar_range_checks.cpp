@@ -17,12 +17,21 @@ enum Target {
   kSelf,         // self's dtype, which the op keeps (masked_fill, F.pad, hardtanh)
   kSelfOpmath,   // self's compute type: float for float16/bfloat16 (addcmul's value)
   kFloatResult,  // self's dtype, or the default float for integers (logit's eps)
-  kPowExponent,  // the result type, but a double for float32 (pow's exponent)
+};
+
+// When the CPU kernel never gets to the conversion.
+enum Skip {
+  kNever,
+  kNonFloatSelf,    // its kernel has no integer case (NotImplementedError first)
+  kComplexSelf,     // its kernel has no complex case
+  kEmptyOperand,    // it returns early for an empty operand (the batched matmuls)
+  kNothingPadded,   // constant_pad_nd without a positive pad copies self
 };
 
 struct Checked {
   const char* arg;
   Target target;
+  Skip skip = kNever;
 };
 
 // Op (without overload, in-place underscore or namespace) -> the arguments
@@ -34,22 +43,20 @@ const std::map<std::string, std::vector<Checked>>& table() {
       {"clamp_min", {{"min", kResult}}},
       {"clamp_max", {{"max", kResult}}},
       {"hardtanh", {{"min_val", kSelf}, {"max_val", kSelf}}},
-      {"constant_pad_nd", {{"value", kSelf}}},
+      {"constant_pad_nd", {{"value", kSelf, kNothingPadded}}},
       {"masked_fill", {{"value", kSelf}}},
-      {"threshold", {{"threshold", kSelfOpmath}, {"value", kSelf}}},
-      {"threshold_backward", {{"threshold", kSelfOpmath}}},
+      {"threshold", {{"threshold", kSelfOpmath, kComplexSelf}, {"value", kSelf, kComplexSelf}}},
       {"addcmul", {{"value", kSelfOpmath}}},
       {"addcdiv", {{"value", kSelfOpmath}}},
       {"add", {{"alpha", kResult}}},
       {"sub", {{"alpha", kResult}}},
-      {"pow", {{"exponent", kPowExponent}}},
-      {"hardshrink", {{"lambd", kSelf}}},
+      {"hardshrink", {{"lambd", kSelf, kNonFloatSelf}}},
+      {"hardshrink_backward", {{"lambd", kSelf, kNonFloatSelf}}},
+      {"histc", {{"min", kSelf}, {"max", kSelf}}},
       {"logit", {{"eps", kFloatResult}}},
-      {"addmm", {{"beta", kSelfOpmath}, {"alpha", kSelfOpmath}}},
-      {"addbmm", {{"beta", kSelfOpmath}, {"alpha", kSelfOpmath}}},
-      {"baddbmm", {{"beta", kSelfOpmath}, {"alpha", kSelfOpmath}}},
-      {"addmv", {{"beta", kSelf}, {"alpha", kSelf}}},
-      {"addr", {{"beta", kSelf}, {"alpha", kSelf}}},
+      {"addmm", {{"beta", kSelfOpmath, kEmptyOperand}, {"alpha", kSelfOpmath, kEmptyOperand}}},
+      {"addbmm", {{"beta", kSelfOpmath, kEmptyOperand}, {"alpha", kSelfOpmath, kEmptyOperand}}},
+      {"baddbmm", {{"beta", kSelfOpmath, kEmptyOperand}, {"alpha", kSelfOpmath, kEmptyOperand}}},
   };
   return t;
 }
@@ -75,7 +82,6 @@ c10::ScalarType target_type(Target t, const at::Tensor& self, c10::ScalarType re
     case kSelf: return d;
     case kSelfOpmath: return half ? c10::kFloat : d;
     case kFloatResult: return c10::isIntegralType(d, /*includeBool=*/true) ? c10::typeMetaToScalarType(c10::get_default_dtype()) : d;
-    case kPowExponent: return result == c10::kFloat ? c10::kDouble : result;
   }
   return d;
 }
@@ -97,7 +103,7 @@ std::vector<ScalarRangeCheck> scalar_range_checks(const c10::FunctionSchema& sch
   const auto& args = schema.arguments();
   for (const Checked& c : it->second)
     for (size_t i = 0; i < args.size(); ++i)
-      if (args[i].name() == c.arg) checks.push_back({i, static_cast<int>(c.target)});
+      if (args[i].name() == c.arg) checks.push_back({i, static_cast<int>(c.target), static_cast<int>(c.skip)});
   return checks;
 }
 
@@ -107,9 +113,29 @@ void check_scalar_ranges(const std::vector<ScalarRangeCheck>& checks, const torc
   for (size_t i = 0; i < nargs && !self; ++i)
     if (stack[first + i].isTensor() && stack[first + i].toTensor().defined()) self = &stack[first + i].toTensor();
   if (!self) return;
+  auto skipped = [&](int skip) {
+    switch (skip) {
+      case kNonFloatSelf: return !self->is_floating_point();
+      case kComplexSelf: return self->is_complex();
+      case kEmptyOperand:
+        for (size_t i = 0; i < nargs; ++i)
+          if (stack[first + i].isTensor() && stack[first + i].toTensor().defined() &&
+              stack[first + i].toTensor().numel() == 0)
+            return true;
+        return false;
+      case kNothingPadded:
+        for (size_t i = 0; i < nargs; ++i)
+          if (stack[first + i].isIntList())
+            for (int64_t p : stack[first + i].toIntList())
+              if (p > 0) return false;
+        return true;
+      default: return false;
+    }
+  };
   for (const ScalarRangeCheck& c : checks) {
+    if (skipped(c.skip)) continue;
     const c10::IValue& v = stack.at(first + c.arg);
-    // a tensor there (pow.Tensor_Tensor's exponent) is no number
+    // a tensor there is no number
     if (!v.isScalar() && !v.isDouble() && !v.isInt()) continue;
     c10::Scalar s = v.toScalar();
     c10::ScalarType target = target_type(static_cast<Target>(c.target), *self, result_of_call(stack, first, nargs));

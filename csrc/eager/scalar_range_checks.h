@@ -14,6 +14,7 @@ namespace torch_tpu::eager {
 struct ScalarRangeCheck {
   size_t arg;  // schema position of the Scalar (or float) argument
   int target;  // the type it is converted to (scalar_range_checks.cpp's Target)
+  int skip;    // when the CPU kernel never converts it (its Skip)
 };
 
 // The checks the CPU kernel of this op (or its in-place / out= form) makes.

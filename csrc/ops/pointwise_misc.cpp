@@ -93,6 +93,7 @@ TORCH_TPU_LOWERING("sigmoid_backward", [](Builder& b, const OpCall& c, const Val
 
 // tanh_backward(grad, y) = grad * (1 - y * y)
 TORCH_TPU_LOWERING("tanh_backward", [](Builder& b, const OpCall& c, const Values& v) {
+  reject_dtype(c, c.outputs[0].dtype == DType::Pred, "tanh_backward_cpu");
   Lifted l = lift_all(b, c, v, {0, 1});
   const Value &g = l.x[0], &y = l.x[1];
   return Values{b.convert(b.multiply(g, b.subtract(full_like(b, y, 1), b.multiply(y, y))), l.out)};
@@ -103,6 +104,7 @@ TORCH_TPU_LOWERING("tanh_backward", [](Builder& b, const OpCall& c, const Values
 // grad * inf, the CPU's per-element branch: grad / (-0.0 * 1) would flip the
 // sign at x = -0.0 (the CPU's SIMD blocks do flip it; its scalar path does not).
 TORCH_TPU_LOWERING("logit_backward", [](Builder& b, const OpCall& c, const Values& v) {
+  reject_dtype(c, !hlo::is_float(c.outputs[0].dtype), "logit_backward_cpu");
   Lifted l = lift_all(b, c, v, {0, 1});
   const Value &g = l.x[0], &x = l.x[1];
   bool has_eps = !c.arg(2).is_none() && c.arg(2).d >= 0;

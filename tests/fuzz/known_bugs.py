@@ -98,6 +98,14 @@ def test_known_bug_mixed_dtypes_not_checked(assert_parity):
     })
 
 
+def test_known_bug_scalar_overflow_not_checked(assert_parity):
+    assert_parity({
+        "addmv(float, beta=1e39)": lambda d: torch.addmv(torch.ones(2, device=d), torch.ones(2, 2, device=d),
+                                                         torch.ones(2, device=d), beta=1e39),
+        "pow(half, 1e10)": lambda d: torch.pow(torch.ones(2, dtype=torch.float16, device=d), 1e10),
+    })
+
+
 def test_known_bug_argument_checks_missing(assert_parity):
     assert_parity({
         "smooth_l1_loss beta < 0": lambda d: F.smooth_l1_loss(torch.ones(2, device=d), torch.zeros(2, device=d),

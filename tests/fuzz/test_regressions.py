@@ -366,6 +366,11 @@ def test_scalar_overflow_raises_like_the_cpu(assert_parity):
     assert_parity({
         "clamp_max(half, 1e10)": lambda d: torch.clamp_max(h(d), 1e10),
         "constant_pad_nd(half, value=1e10)": lambda d: F.pad(h(d), (1, 1), value=1e10),
+        "constant_pad_nd without padding": lambda d: F.pad(h(d), (0, -1), value=1e10),
+        "hardshrink_backward(half, lambd=1e10)": lambda d: torch.ops.aten.hardshrink_backward(h(d), h(d), 1e10),
+        "histc(uint8, min=-3)": lambda d: torch.histc(torch.ones(2, dtype=torch.uint8, device=d), 4, -3, 5),
+        "baddbmm of an empty batch, complex alpha": lambda d: torch.baddbmm(
+            torch.ones(2, 2, device=d), torch.ones(0, 2, 3, device=d), torch.ones(0, 3, 2, device=d), alpha=1 - 2j),
     })
 
 
@@ -379,4 +384,7 @@ def test_unsupported_dtypes_raise_not_implemented(assert_parity):
         "histc bool": lambda d: torch.histc(b(d), 4, 0, 1),
         "logcumsumexp int64": lambda d: torch.logcumsumexp(torch.arange(3, device=d), 0),
         "frac bool": lambda d: torch.frac(torch.tensor([True], device=d)),
+        "tanh_backward bool": lambda d: torch.ops.aten.tanh_backward(b(d), b(d)),
+        "logit_backward int64": lambda d: torch.ops.aten.logit_backward(torch.arange(3, device=d),
+                                                                          torch.arange(3, device=d), 0.1),
     })
