@@ -74,11 +74,13 @@ c10::ScalarType result_of_call(const torch::jit::Stack& stack, size_t first, siz
   return at::native::result_type(state);
 }
 
-c10::ScalarType target_type(Target t, const at::Tensor& self, c10::ScalarType result) {
+c10::ScalarType target_type(Target t, const at::Tensor& self, const torch::jit::Stack& stack, size_t first,
+                            size_t nargs) {
   c10::ScalarType d = self.scalar_type();
   bool half = d == c10::kHalf || d == c10::kBFloat16;
   switch (t) {
-    case kResult: return result;
+    // promoted only here: float8 promotes with nothing (masked_fill's bool mask)
+    case kResult: return result_of_call(stack, first, nargs);
     case kSelf: return d;
     case kSelfOpmath: return half ? c10::kFloat : d;
     case kFloatResult: return c10::isIntegralType(d, /*includeBool=*/true) ? c10::typeMetaToScalarType(c10::get_default_dtype()) : d;
@@ -138,7 +140,12 @@ void check_scalar_ranges(const std::vector<ScalarRangeCheck>& checks, const torc
     // a tensor there is no number
     if (!v.isScalar() && !v.isDouble() && !v.isInt()) continue;
     c10::Scalar s = v.toScalar();
-    c10::ScalarType target = target_type(static_cast<Target>(c.target), *self, result_of_call(stack, first, nargs));
+    c10::ScalarType target;
+    try {
+      target = target_type(static_cast<Target>(c.target), *self, stack, first, nargs);
+    } catch (const c10::Error&) {
+      continue;  // no common dtype (float8 promotes with nothing): the op's own checks raise
+    }
     switch (target) {  // (float8, complex32 and the wide unsigned types: not checked)
       case c10::kFloat8_e5m2:
       case c10::kFloat8_e4m3fn:
