@@ -140,6 +140,13 @@ void check_scalar_ranges(const std::vector<ScalarRangeCheck>& checks, const torc
     // a tensor there is no number
     if (!v.isScalar() && !v.isDouble() && !v.isInt()) continue;
     c10::Scalar s = v.toScalar();
+    // the common case on this per-call path (add's alpha = 1, clamp(0, 1)):
+    // a real number in [0, 127] fits every dtype, so no promotion is computed
+    if (s.isBoolean()) continue;
+    if (!s.isComplex()) {
+      double d = s.toDouble();
+      if (d >= 0 && d <= 127) continue;
+    }
     c10::ScalarType target;
     try {
       target = target_type(static_cast<Target>(c.target), *self, stack, first, nargs);
