@@ -2,6 +2,7 @@
 error comes from device values, and leaves the process usable."""
 import pytest
 import torch
+import torch.nn.functional as F
 
 
 def raises_like_cpu(fn, *cpu_args):
@@ -267,6 +268,24 @@ SCALARS = {
     "baddbmm alpha": lambda x, v: torch.baddbmm(x[:1].expand(1, 1, 1), x[:1].expand(1, 1, 1),
                                                 x[:1].expand(1, 1, 1), alpha=v),
     "fill_ one element": lambda x, v: x[:1].clone().fill_(v),
+    "index_fill": lambda x, v: x.index_fill(0, torch.tensor([0], device=x.device), v),
+    "scatter value": lambda x, v: x.scatter(0, torch.tensor([1], device=x.device), v),
+    "lerp weight": lambda x, v: torch.lerp(x, x, v),
+    "addr beta": lambda x, v: torch.addr(x[:2].expand(2, 2), x[:2], x[:2], beta=v),
+    "addr alpha": lambda x, v: torch.addr(x[:2].expand(2, 2), x[:2], x[:2], alpha=v),
+    # (its CPU kernel takes float32 and float64 only)
+    "multi_margin_loss margin": lambda x, v: torch.nn.functional.multi_margin_loss(
+        x.expand(2, 3), torch.tensor([0, 2], device=x.device), margin=v) if x.dtype == torch.float32 else x,
+    "rrelu eval lower": lambda x, v: torch.nn.functional.rrelu(x, -v, 1.0, training=False),
+    "leaky_relu": lambda x, v: torch.nn.functional.leaky_relu(x, v),
+    "leaky_relu_backward": lambda x, v: A.leaky_relu_backward(x, x, v, False),
+    "elu alpha": lambda x, v: torch.nn.functional.elu(x, v) if x.is_floating_point() else x,
+    "elu input_scale": lambda x, v: A.elu(x, 1.0, 1.0, v) if x.is_floating_point() else x,
+    "elu_backward scale": lambda x, v: A.elu_backward(x, 1.0, v, 1.0, False, x),
+    "softplus threshold": lambda x, v: torch.nn.functional.softplus(x, 1.0, v),
+    "softplus_backward beta": lambda x, v: A.softplus_backward(x, x, v, 20.0),
+    "hardtanh_backward": lambda x, v: A.hardtanh_backward(x, x, -v, v) if x.is_floating_point() else x,
+    "softshrink_backward": lambda x, v: A.softshrink_backward(x, x, v) if x.is_floating_point() else x,
 }
 
 
@@ -279,3 +298,76 @@ def test_numbers_out_of_the_dtypes_range_like_the_cpu(name, dtype, value):
     if raised and "without overflow" in raised[0]:
         assert raised[0] in raised[1], raised
     still_usable()
+
+
+# Checks only the CPU kernel makes (its meta kernel does not): on tpu they
+# raised at most when a program was built, so a call after a valid one with
+# a cached program computed (normal_ with std -1, softshrink with lambd NaN
+# (a runtime number), cummax of a 0-d tensor along dim 2).
+def _zeros(*shape, dtype=torch.float32):
+    return lambda dev: torch.zeros(shape, dtype=dtype, device=dev)
+
+
+CPU_ONLY_CHECKS = {
+    # name: (tensor maker, valid call, bad call)
+    "normal_ std": (_zeros(4), lambda x: x.normal_(0, 1), lambda x: x.normal_(0, -1)),
+    "uniform_ from > to": (_zeros(4), lambda x: x.uniform_(0, 1), lambda x: x.uniform_(2, 1)),
+    "uniform_ out of float": (_zeros(4), lambda x: x.uniform_(0, 1), lambda x: x.uniform_(0, 1e39)),
+    "uniform_ complex": (_zeros(4, dtype=torch.complex64), lambda x: x.uniform_(0, 1), lambda x: x.uniform_(2, 1)),
+    "log_normal_ std": (_zeros(4), lambda x: x.log_normal_(0, 1), lambda x: x.log_normal_(0, 0)),
+    "exponential_ lambd": (_zeros(4), lambda x: x.exponential_(1), lambda x: x.exponential_(float("nan"))),
+    "geometric_ p": (_zeros(4), lambda x: x.geometric_(0.5), lambda x: x.geometric_(1.0)),
+    "cauchy_ sigma": (_zeros(4), lambda x: x.cauchy_(0, 1), lambda x: x.cauchy_(0, -1)),
+    "cauchy_ integer": (_zeros(4, dtype=torch.int32), lambda x: x.fill_(1), lambda x: x.cauchy_()),
+    "bernoulli_ p": (_zeros(4), lambda x: x.bernoulli_(0.5), lambda x: x.bernoulli_(1.5)),
+    "random_ from >= to": (_zeros(4), lambda x: x.random_(0, 5), lambda x: x.random_(5, 5)),
+    "random_ past int8": (_zeros(4, dtype=torch.int8), lambda x: x.random_(0, 100), lambda x: x.random_(0, 1000)),
+    "cummax 0-d dim": (_zeros(), lambda x: torch.cummax(x, 0), lambda x: torch.cummax(x, 2)),
+    "cummin 0-d dim": (_zeros(), lambda x: torch.cummin(x, -1), lambda x: torch.cummin(x, 1)),
+    "softshrink lambd": (_zeros(4), lambda x: F.softshrink(x, 0.5), lambda x: F.softshrink(x, float("nan"))),
+    "softshrink lambd past float": (_zeros(4), lambda x: F.softshrink(x, 0.5), lambda x: F.softshrink(x, 1e39)),
+    "renorm maxnorm": (_zeros(2, 3), lambda x: torch.renorm(x, 2, 0, 1.0), lambda x: torch.renorm(x, 2, 0, -1.0)),
+    "renorm p": (_zeros(2, 3), lambda x: torch.renorm(x, 2, 0, 1.0), lambda x: torch.renorm(x, 0, 0, 1.0)),
+    "smooth_l1_loss beta": (_zeros(3), lambda x: F.smooth_l1_loss(x, x, beta=1.0),
+                            lambda x: F.smooth_l1_loss(x, x, beta=-1.0)),
+    "multinomial no samples": (lambda dev: torch.ones(3, device=dev), lambda x: torch.multinomial(x, 1),
+                               lambda x: torch.multinomial(x, 0)),
+    "unfold negative padding": (_zeros(1, 1, 6, 6), lambda x: F.unfold(x, 2, padding=1),
+                                lambda x: F.unfold(x, 2, padding=-1)),
+    "index_reduce 0-d dim": (_zeros(), lambda x: x.index_reduce(0, torch.tensor([0], device=x.device), x.reshape(1), "amax"),
+                             lambda x: x.index_reduce(2, torch.tensor([0], device=x.device), x.reshape(1), "amax")),
+}
+
+
+@pytest.mark.parametrize("name", list(CPU_ONLY_CHECKS))
+def test_checks_only_the_cpu_kernel_makes_after_a_valid_call(name):
+    make, valid, bad = CPU_ONLY_CHECKS[name]
+    with pytest.raises(Exception) as cpu:
+        bad(make("cpu"))
+    x = make("tpu")
+    valid(x)  # builds (and caches) the program the bad call would reuse
+    torch.tpu.synchronize()
+    with pytest.raises(type(cpu.value)) as tpu:
+        bad(x)
+        torch.tpu.synchronize()
+    assert type(tpu.value) is type(cpu.value)
+    assert str(cpu.value).splitlines()[0] in str(tpu.value), (tpu.value, cpu.value)
+    still_usable()
+
+
+def test_cpu_argument_checks_leave_the_cpu_generator_alone():
+    # asking the CPU kernel must not draw from the CPU's default generator
+    state = torch.get_rng_state()
+    torch.zeros(5, device="tpu").normal_(0, 3.25)
+    torch.zeros(5, device="tpu").random_(0, 17)
+    assert torch.equal(state, torch.get_rng_state())
+
+
+@pytest.mark.parametrize("op", [torch.cummax, torch.cummin])
+def test_empty_cummax_checks_no_dim_like_the_cpu(op):
+    # the CPU returns an empty cummax/cummin whatever its dim (the fuzz found
+    # tpu raising IndexError once the dim was checked for 0-d tensors)
+    for shape in [(0,), (0, 3)]:
+        want = op(torch.zeros(shape), 64)
+        got = op(torch.zeros(shape, device="tpu"), 64)
+        assert got.values.shape == want.values.shape and got.indices.dtype == want.indices.dtype

@@ -18,6 +18,7 @@
 #include "eager/meta_overrides/registry.h"
 #include "eager/native_meta.h"
 #include "eager/op_variants.h"
+#include "eager/cpu_argument_checks.h"
 #include "eager/out_dtype_check.h"
 #include "eager/out_meta_memo.h"
 #include "eager/scalar_range_checks.h"
@@ -90,6 +91,7 @@ struct OpStatics {
   bool is_index_tensor;
   bool meta_reads_values;  // its meta override reads tensor values: never the out= memo's sizes
   std::vector<ScalarRangeCheck> scalar_checks;  // numbers the CPU kernel range-checks
+  CpuArgumentCheck cpu_check;                   // arguments only the CPU kernel checks
 };
 
 const OpStatics& statics_of(const c10::FunctionSchema& schema) {
@@ -103,6 +105,7 @@ const OpStatics& statics_of(const c10::FunctionSchema& schema) {
   s.is_index_tensor = schema.name() == "aten::index" && schema.overload_name() == "Tensor";
   s.meta_reads_values = meta_override_reads_values(schema.operator_name());
   s.scalar_checks = scalar_range_checks(schema);
+  s.cpu_check = cpu_argument_check_of(schema);
   return known.emplace(&schema, std::move(s)).first->second;
 }
 
@@ -121,6 +124,7 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
     }
   }
   if (!statics.scalar_checks.empty()) check_scalar_ranges(statics.scalar_checks, *stack, first, nargs);
+  if (statics.cpu_check == CpuArgumentCheck::kEveryCall) check_arguments_like_cpu(handle, *stack, first, nargs);
   PooledCall pooled;
   ParsedCall& p = *pooled;
   parse_call(schema, statics.op, *stack, first, p);
@@ -233,6 +237,7 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
     // The default dtype and matmul precision are key fields too, read here
     // (still inside this call) so a hit pays for neither.
     check_float8_support(schema, *stack, first);
+    if (statics.cpu_check == CpuArgumentCheck::kAtBuild) check_arguments_like_cpu(handle, *stack, first, nargs);
     ops::OpCall call;
     call.op = variant.rule;
     call.default_float = to_hlo(c10::typeMetaToScalarType(c10::get_default_dtype()));

@@ -59,22 +59,29 @@ TORCH_TPU_LOWERING("relu", [](Builder& b, const OpCall& c, const Values& v) {
   return Values{b.select(b.compare(x, zero, "LT"), zero, x)};
 });
 
+// x <= threshold, compared as the CPU kernel does: half types in float (a
+// threshold past their range, or between two of their values, must not round
+// first: threshold(65504, 65520) keeps 65504 in float16, not 65520 -> inf).
+Value at_or_below_threshold(Builder& b, const OpCall& c, const Values& v, size_t x_index, size_t t_index) {
+  const auto& out = c.outputs[0];
+  bool half = out.dtype == DType::F16 || out.dtype == DType::BF16;
+  TensorType cmp = half ? out.with_dtype(DType::F32) : out;
+  return b.compare(to_type(b, operand(c, v, x_index), cmp), to_type(b, operand(c, v, t_index), cmp), "LE");
+}
+
 // threshold_backward(grad, self, threshold): self <= threshold ? 0 : grad.
 TORCH_TPU_LOWERING("threshold_backward", [](Builder& b, const OpCall& c, const Values& v) {
   const auto& out = c.outputs[0];
   Value g = to_type(b, operand(c, v, 0), out);
-  Value x = to_type(b, operand(c, v, 1), out);
-  Value t = to_type(b, operand(c, v, 2), out);
-  return Values{b.select(b.compare(x, t, "LE"), b.splat_int(out, 0), g)};
+  return Values{b.select(at_or_below_threshold(b, c, v, 1, 2), b.splat_int(out, 0), g)};
 });
 
 TORCH_TPU_LOWERING("threshold", [](Builder& b, const OpCall& c, const Values& v) {
   // threshold(self, threshold, value): self <= threshold ? value : self.
   const auto& out = c.outputs[0];
   Value x = to_type(b, operand(c, v, 0), out);
-  Value t = to_type(b, operand(c, v, 1), out);
   Value val = to_type(b, operand(c, v, 2), out);
-  return Values{b.select(b.compare(x, t, "LE"), val, x)};
+  return Values{b.select(at_or_below_threshold(b, c, v, 0, 1), val, x)};
 });
 
 Value gelu(Builder& b, const Value& x, const std::string& approximate) {
@@ -174,12 +181,14 @@ TORCH_TPU_LOWERING("leaky_relu_backward", [](Builder& b, const OpCall& c, const 
   return Values{done(b, c, b.select(gt(b, x, k(b, x, 0.0)), g, b.multiply(g, slope)))};
 });
 
-// elu(self, alpha, scale, input_scale) = x > 0 ? scale * x : alpha * scale * expm1(x * input_scale)
+// elu(self, alpha, scale, input_scale) = x < 0 ? alpha * scale * expm1(x * input_scale) : scale * x
 TORCH_TPU_LOWERING("elu", [](Builder& b, const OpCall& c, const Values& v) {
   require_float(c, c.outputs[0]);
   Value x = in(b, c, v, 0), alpha = in(b, c, v, 1), scale = in(b, c, v, 2), in_scale = in(b, c, v, 3);
   Value neg = b.multiply(b.multiply(alpha, scale), b.unary("exponential_minus_one", b.multiply(x, in_scale)));
-  return Values{done(b, c, b.select(gt(b, x, k(b, x, 0.0)), b.multiply(x, scale), neg))};
+  // ±0 takes the positive side, as on the CPU: with alpha or input_scale inf
+  // or NaN the negative side's 0 * inf would be NaN there.
+  return Values{done(b, c, b.select(lt(b, x, k(b, x, 0.0)), neg, b.multiply(x, scale)))};
 });
 
 // elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)
@@ -298,15 +307,23 @@ Value in_band(Builder& b, const Value& x, const Value& l) {
   return b.binary("and", b.compare(x, b.negate(l), "GE"), b.compare(x, l, "LE"));
 }
 
+// hardshrink's and shrink_backward's lambd: the CPU kernels take it in the
+// tensor's own dtype (lambd.to<scalar_t>()), so a half type's band ends at
+// the rounded value (bfloat16 lambd 65520 zeroes 65536).
+Value lambd_in_dtype(Builder& b, const OpCall& c, const Values& v, size_t i) {
+  Value l = in(b, c, v, i);
+  return b.convert(b.convert(l, c.outputs[0].dtype), l.type.dtype);
+}
+
 TORCH_TPU_LOWERING("hardshrink", [](Builder& b, const OpCall& c, const Values& v) {
-  Value x = in(b, c, v, 0), l = in(b, c, v, 1);
+  Value x = in(b, c, v, 0), l = lambd_in_dtype(b, c, v, 1);
   return Values{done(b, c, b.select(in_band(b, x, l), k(b, x, 0.0), x))};
 });
 
 // hardshrink_backward(grad_out, self, lambd); softshrink_backward has the same form.
 Values shrink_backward(Builder& b, const OpCall& c, const Values& v) {
   if (c.outputs[0].dtype == DType::Pred) not_implemented_for("shrink_backward_cpu", DType::Pred);  // as the CPU (XLA: a compile error)
-  Value g = in(b, c, v, 0), x = in(b, c, v, 1), l = in(b, c, v, 2);
+  Value g = in(b, c, v, 0), x = in(b, c, v, 1), l = lambd_in_dtype(b, c, v, 2);
   return Values{done(b, c, b.select(in_band(b, x, l), k(b, g, 0.0), g))};
 }
 TORCH_TPU_LOWERING("hardshrink_backward", shrink_backward);
@@ -353,7 +370,7 @@ TORCH_TPU_LOWERING("glu_backward", [](Builder& b, const OpCall& c, const Values&
   const Value& self = operand(c, v, 1);
   DType ct = compute_type(self.type.dtype);
   Value x = b.convert(self, ct), g = b.convert(operand(c, v, 0), ct);
-  int64_t dim = c.arg(2).i < 0 ? c.arg(2).i + x.type.rank() : c.arg(2).i;
+  int64_t dim = wrap_dim(c.arg(2).i, x.type.rank());
   auto [lo, hi] = halves(b, c, x, dim);
   // The CPU stores sigmoid(b) in the input's dtype before using it.
   Value s = b.convert(b.convert(sigmoid(b, hi), self.type.dtype), ct);
@@ -379,6 +396,15 @@ TORCH_TPU_LOWERING("_prelu_kernel_backward", [](Builder& b, const OpCall& c, con
   return Values{b.convert(gx, c.outputs[0].dtype), b.reshape(b.convert(gw, c.outputs[1].dtype), c.outputs[1].dims)};
 });
 
+// rrelu's eval slope (lower + upper) / 2, which the CPU takes in double: in
+// float32 it is halved first so lower + upper cannot overflow (3e38, 3.3e38);
+// the barrier stops XLA from factoring lo/2 + hi/2 back into (lo + hi) / 2.
+Value eval_slope(Builder& b, const Value& lo, const Value& hi) {
+  Value half = k(b, lo, 0.5);
+  if (lo.type.dtype == DType::F64) return b.multiply(b.add(lo, hi), half);
+  return b.add(b.opaque(b.multiply(lo, half)), b.multiply(hi, half));
+}
+
 // rrelu_with_noise(self, noise(b!), lower, upper, training, generator): in eval, a leaky relu
 // with slope (lower + upper) / 2 and noise untouched; in training, like the CPU,
 // each x <= 0 takes a slope r ~ U(lower, upper) (kept in noise), others x (noise 1).
@@ -390,7 +416,7 @@ std::pair<Value, Value> rrelu(Builder& b, const OpCall& c, const Values& v, cons
   Value x = to_type(b, operand(c, v, 0), t);
   Value lo = to_type(b, operand(c, v, 2), t), hi = to_type(b, operand(c, v, 3), t);
   if (!c.arg(4).b) {
-    Value slope = b.multiply(b.add(lo, hi), k(b, x, 0.5));
+    Value slope = eval_slope(b, lo, hi);
     return {b.convert(b.select(gt(b, x, k(b, x, 0.0)), x, b.multiply(x, slope)), out.dtype), operand(c, v, 1)};
   }
   if (noise_t.dims != out.dims) throw std::invalid_argument(c.op + ": noise must have the input's shape");
@@ -417,7 +443,7 @@ TORCH_TPU_LOWERING("rrelu_with_noise_backward", [](Builder& b, const OpCall& c, 
   require_float(c, c.outputs[0]);
   Value g = in(b, c, v, 0), x = in(b, c, v, 1);
   if (c.arg(5).b) return Values{done(b, c, b.multiply(g, in(b, c, v, 2)))};  // training: the drawn slopes
-  Value slope = b.multiply(b.add(in(b, c, v, 3), in(b, c, v, 4)), k(b, x, 0.5));
+  Value slope = eval_slope(b, in(b, c, v, 3), in(b, c, v, 4));
   return Values{done(b, c, b.select(gt(b, x, k(b, x, 0.0)), g, b.multiply(g, slope)))};
 });
 

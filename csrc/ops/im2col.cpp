@@ -25,6 +25,18 @@ Geometry geometry(const OpCall& c, size_t first) {
     return v;
   };
   auto k = two(first), d = two(first + 1), p = two(first + 2), s = two(first + 3);
+  // the CPU's shape checks that come before the size ones (the meta kernel
+  // only checks sizes: padding -1 with a large enough input passed it)
+  auto hw = [](const char* what, const std::vector<int64_t>& x) {
+    return std::string(what) + "_height: " + std::to_string(x[0]) + " " + what + "_width: " + std::to_string(x[1]);
+  };
+  if (k[0] <= 0 || k[1] <= 0)
+    throw std::invalid_argument("kernel size should be greater than zero, but got " + hw("kernel", k));
+  if (d[0] <= 0 || d[1] <= 0)
+    throw std::invalid_argument("dilation should be greater than zero, but got " + hw("dilation", d));
+  if (p[0] < 0 || p[1] < 0) throw std::invalid_argument("padding should be non-negative, but got " + hw("pad", p));
+  if (s[0] <= 0 || s[1] <= 0)
+    throw std::invalid_argument("stride should be greater than zero, but got " + hw("stride", s));
   return Geometry{k[0], k[1], d[0], d[1], p[0], p[1], s[0], s[1]};
 }
 

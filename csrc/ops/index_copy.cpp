@@ -32,8 +32,7 @@ Values index_copy_rule(Builder& b, const OpCall& c, const Values& v) {
     source = b.reshape(source, {1});
   }
   int64_t r = self.type.rank();
-  int64_t dim = c.arg(1).i;
-  if (dim < 0) dim += r;
+  int64_t dim = wrap_dim(c.arg(1).i, r);
   int64_t size = self.type.dims[dim], n = index.type.numel();
   check_in_range(b, index, 0, size, CheckKind::Index,
                  "index_copy_(): index out of bounds for dimension " + std::to_string(dim) + " with size " +

@@ -101,7 +101,7 @@ Values index_reduce_rule(Builder& b, const OpCall& c, const Values& v) {
     source = b.reshape(source, {1});
   }
   int64_t rank = self.type.rank();
-  int64_t dim = c.arg(1).i < 0 ? c.arg(1).i + rank : c.arg(1).i;
+  int64_t dim = wrap_dim(c.arg(1).i, rank);  // an out-of-range dim read past dims (a crash)
   int64_t size = self.type.dims[dim], n = index.type.numel();
   check_in_range(b, index, 0, size, CheckKind::Index, "index_reduce(): index out of range in self");
   if (n == 0 || self.type.numel() == 0 || source.type.numel() == 0) return {b.reshape(self, out.dims)};

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "ops/lowering_error.h"
 #include "ops/lowering_helpers.h"
 #include "ops/registry.h"
 #include "ops/runtime_check.h"
@@ -188,8 +189,17 @@ TORCH_TPU_LOWERING("mse_loss_backward", [](Builder& b, const OpCall& c, const Va
 
 // smooth_l1_loss(self, target, reduction, beta): |d| < beta ? 0.5 d^2 / beta : |d| - 0.5 beta
 // (beta 0: plain l1).
+// The CPU kernels of smooth_l1 and huber (and their backward) take floating
+// types only: an integer loss is its NotImplementedError (XLA: a compile error).
+void require_float_loss(const OpCall& c, const char* kernel) {
+  if (!hlo::is_float(c.outputs[0].dtype)) not_implemented_for(kernel, c.outputs[0].dtype);
+}
+
 TORCH_TPU_LOWERING("smooth_l1_loss", [](Builder& b, const OpCall& c, const Values& v) {
   double beta = c.arg(3).d;
+  // the CPU's meta check (NaN fails it too); PyTorch's meta registration skips it
+  if (!(beta >= 0)) throw std::invalid_argument("smooth_l1_loss does not support negative values for beta.");
+  require_float_loss(c, "smooth_l1_cpu");
   return pointwise_loss(b, c, v, reduction_of(c, 2), [beta](Builder& b, const Value& x, const Value& y) {
     Value z = b.unary("abs", b.subtract(x, y));
     if (beta == 0) return z;
@@ -202,6 +212,7 @@ TORCH_TPU_LOWERING("smooth_l1_loss", [](Builder& b, const OpCall& c, const Value
 // smooth_l1_loss_backward(grad_output, self, target, reduction, beta)
 TORCH_TPU_LOWERING("smooth_l1_loss_backward", [](Builder& b, const OpCall& c, const Values& v) {
   double beta = c.arg(4).d;
+  require_float_loss(c, "smooth_l1_backward_cpu_out");
   return pointwise_loss_backward(b, c, v, 3, [beta](Builder& b, const Value& x, const Value& y) {
     Value d = b.subtract(x, y);
     Value one = b.splat_float(d.type, 1.0), zero = b.splat_float(d.type, 0.0);
@@ -216,6 +227,7 @@ TORCH_TPU_LOWERING("smooth_l1_loss_backward", [](Builder& b, const OpCall& c, co
 // huber_loss(self, target, reduction, delta): |d| < delta ? 0.5 d^2 : delta (|d| - 0.5 delta)
 TORCH_TPU_LOWERING("huber_loss", [](Builder& b, const OpCall& c, const Values& v) {
   double delta = c.arg(3).d;
+  require_float_loss(c, "huber_cpu");
   return pointwise_loss(b, c, v, reduction_of(c, 2), [delta](Builder& b, const Value& x, const Value& y) {
     Value z = b.unary("abs", b.subtract(x, y));
     Value dl = b.splat_float(z.type, delta);
@@ -228,6 +240,7 @@ TORCH_TPU_LOWERING("huber_loss", [](Builder& b, const OpCall& c, const Values& v
 // huber_loss_backward(grad_output, self, target, reduction, delta)
 TORCH_TPU_LOWERING("huber_loss_backward", [](Builder& b, const OpCall& c, const Values& v) {
   double delta = c.arg(4).d;
+  require_float_loss(c, "huber_backward_cpu_out");
   return pointwise_loss_backward(b, c, v, 3, [delta](Builder& b, const Value& x, const Value& y) {
     Value d = b.subtract(x, y);
     Value dl = b.splat_float(d.type, delta);

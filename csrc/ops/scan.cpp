@@ -30,8 +30,8 @@ Value prefix_scan(Builder& b, Value x, int64_t dim, const std::string& op, doubl
 Values scan_rule(Builder& b, const OpCall& c, const Values& v, const std::string& op, double init) {
   const auto& out = c.outputs[0];
   Value x = b.convert(operand(c, v, 0), compute_type(out.dtype));
+  int64_t dim = wrap_dim(c.arg(1).i, x.type.rank());
   if (x.type.rank() == 0) return {b.convert(x, out.dtype)};
-  int64_t dim = c.arg(1).i < 0 ? c.arg(1).i + x.type.rank() : c.arg(1).i;
   return {b.convert(prefix_scan(b, x, dim, op, init), out.dtype)};
 }
 

@@ -27,11 +27,12 @@ Value is_nan(Builder& b, const Value& x) { return b.compare(x, x, "NE"); }
 Values cum_extreme(Builder& b, const OpCall& c, const Values& v, bool max) {
   Value x = operand(c, v, 0);
   const TensorType& ot = c.outputs[1];
-  if (x.type.rank() == 0) return {x, b.splat_int(ot, 0)};
-  int64_t dim = c.arg(1).i < 0 ? c.arg(1).i + x.type.rank() : c.arg(1).i;
+  // a 0-d dim is checked by the CPU kernel (eager/cpu_argument_checks.cpp);
+  // an empty input's dim is checked by nobody on the CPU
+  if (x.type.rank() == 0 || x.type.numel() == 0) return {x, b.splat_int(ot, 0)};
+  int64_t dim = wrap_dim(c.arg(1).i, x.type.rank());
   int64_t n = x.type.dims[dim];
   Value idx = b.iota(TensorType(DType::I64, x.type.dims), dim);
-  if (x.type.numel() == 0) return {x, b.convert(idx, ot.dtype)};
   bool fl = hlo::is_float(x.type.dtype);
   Value vfill = max ? b.lowest(x.type.dtype) : b.highest(x.type.dtype);
   Value ifill = b.constant_int(DType::I64, -1);
@@ -65,8 +66,8 @@ Values logcumsumexp_rule(Builder& b, const OpCall& c, const Values& v) {
   // TPU-portable (widest_internal_type), within float's rounding of it.
   DType acc = out.dtype == DType::F64 ? DType::F64 : DType::F32;
   Value x = b.convert(operand(c, v, 0), acc);
+  int64_t dim = wrap_dim(c.arg(1).i, x.type.rank());
   if (x.type.rank() == 0 || x.type.numel() == 0) return {b.convert(x, out.dtype)};
-  int64_t dim = c.arg(1).i < 0 ? c.arg(1).i + x.type.rank() : c.arg(1).i;
   Value m = x, s = b.splat_float(x.type, 1);
   Value neg_inf = b.constant_float(acc, -INFINITY), zero = b.constant_float(acc, 0);
   auto weight = [&](const Value& mi, const Value& big) {

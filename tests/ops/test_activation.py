@@ -219,3 +219,60 @@ def test_rrelu_training_draws_slopes(dtype):
     assert abs(float(nc[neg].float().mean()) - 0.2) < 0.01  # the slopes spread over the interval
     y2 = torch.nn.functional.rrelu(x.detach(), training=True)  # a second draw differs
     assert not torch.equal(y2.cpu()[neg], yc[neg])
+
+
+EDGES = [float("inf"), 65504.0, 65536.0, 1.0, 0.5, 6e-8, 1e-7, 0.0, -0.0, -1.0, -65504.0, float("-inf"), float("nan")]
+
+
+def _same(fn, *args):
+    want = fn(*args)
+    got = fn(*[a.to("tpu") for a in args])
+    torch.testing.assert_close(got.cpu(), want, equal_nan=True, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
+@pytest.mark.parametrize("threshold", [65520.0, 65535.0, 1e20, 3e38, 3e-8, 6e-8, -1e20], ids=str)
+def test_threshold_past_the_half_types_range_compares_in_float(dtype, threshold):
+    # the CPU compares half types in float: a threshold past float16's range
+    # (or between two bfloat16 values) must not round first (tpu rounded
+    # 1e20 to inf in float16: threshold_backward(g, inf, 1e20) was 0, the CPU g)
+    x = torch.tensor(EDGES, dtype=dtype)
+    g = torch.linspace(1, 2, len(EDGES)).to(dtype)
+    _same(lambda x: F.threshold(x, threshold, 7.0), x)
+    _same(lambda g, x: torch.ops.aten.threshold_backward(g, x, threshold), g, x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
+@pytest.mark.parametrize("lambd", [65520.0, 65535.0, 3e-8, 6e-8, 0.5], ids=str)
+def test_shrink_lambd_rounds_to_the_dtype_like_the_cpu(dtype, lambd):
+    # hardshrink and shrink_backward take lambd in the tensor's dtype
+    # (bfloat16 65520 is 65536, which the band then holds)
+    if dtype == torch.float16 and lambd > 65504:
+        return  # out of float16's range: test_bad_input's number checks
+    x = torch.tensor(EDGES, dtype=dtype)
+    g = torch.linspace(1, 2, len(EDGES)).to(dtype)
+    _same(lambda x: F.hardshrink(x, lambd), x)
+    _same(lambda g, x: torch.ops.aten.hardshrink_backward(g, x, lambd), g, x)
+    _same(lambda g, x: torch.ops.aten.softshrink_backward(g, x, lambd), g, x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("alpha,scale,input_scale", [(float("inf"), 1.0, 1.0), (float("nan"), 1.0, 1.0),
+                                                     (1.0, 1.0, float("inf")), (1.0, 1.0, float("nan")),
+                                                     (-2.0, 0.5, 3.0)], ids=str)
+def test_elu_at_zero_takes_the_positive_side(dtype, alpha, scale, input_scale):
+    # ±0 is scale * x on the CPU: with an infinite or NaN alpha the negative
+    # side's expm1(0) * alpha was NaN on tpu
+    x = torch.tensor(EDGES, dtype=dtype)
+    _same(lambda x: torch.ops.aten.elu(x, alpha, scale, input_scale), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("lower,upper", [(3e38, 3.3e38), (0.125, 1 / 3), (-1.0, 2.0)], ids=str)
+def test_rrelu_eval_slope_cannot_overflow(dtype, lower, upper):
+    # the CPU takes (lower + upper) / 2 in double; in float32 3e38 + 3.3e38 was inf
+    x = torch.tensor(EDGES, dtype=dtype)
+    g = torch.linspace(1, 2, len(EDGES)).to(dtype)
+    _same(lambda x: torch.ops.aten.rrelu_with_noise(x, torch.zeros_like(x), lower, upper, False), x)
+    _same(lambda g, x: torch.ops.aten.rrelu_with_noise_backward(g, x, torch.zeros_like(x), lower, upper, False,
+                                                                False), g, x)

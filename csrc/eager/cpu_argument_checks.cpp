@@ -1,0 +1,78 @@
+// Which ops' CPU kernels check arguments that their meta kernels do not, and
+// the asking. Found by calling each OpInfo sample with out-of-domain numbers
+// after a valid call (docs/reliability.md, "A fifth pass"). A stand-in has
+// the tensor's rank and each size capped at 1: empty stays empty (the CPU
+// checks no dim of an empty cummin's, nor uniform_'s range on an empty
+// complex tensor) and anything else is one element. Stand-ins draw from a
+// private generator, so asking leaves the CPU's default generator alone.
+#include "eager/cpu_argument_checks.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace torch_tpu::eager {
+namespace {
+
+const std::set<std::string>& checked_at_build() {
+  // float and int arguments are program-key fields (call_parser.cpp)
+  static const std::set<std::string> ops = {"uniform_", "normal_", "log_normal_", "geometric_", "exponential_",
+                                            "cauchy_", "bernoulli_.float", "random_", "random_.from", "random_.to",
+                                            "cummax", "cummin"};
+  return ops;
+}
+
+const std::set<std::string>& checked_every_call() {
+  // a Scalar argument is a runtime operand: a cached program never sees it
+  static const std::set<std::string> ops = {"softshrink", "softshrink.out", "renorm", "renorm.out", "renorm_"};
+  return ops;
+}
+
+bool is_generator(const c10::Argument& formal) {
+  c10::TypePtr t = formal.real_type();
+  if (auto o = t->cast<c10::OptionalType>()) t = o->getElementType();
+  return t->kind() == c10::TypeKind::GeneratorType;
+}
+
+at::Tensor cpu_stand_in(const at::Tensor& t) {
+  std::vector<int64_t> sizes;
+  for (int64_t n : t.sizes()) sizes.push_back(std::min<int64_t>(n, 1));
+  return at::zeros(sizes, at::TensorOptions().dtype(t.scalar_type()));
+}
+
+}  // namespace
+
+CpuArgumentCheck cpu_argument_check_of(const c10::FunctionSchema& schema) {
+  std::string n = schema.name();
+  if (n.rfind("aten::", 0) != 0) return CpuArgumentCheck::kNone;
+  n = n.substr(6);
+  std::string full = schema.overload_name().empty() ? n : n + "." + schema.overload_name();
+  if (checked_every_call().count(full)) return CpuArgumentCheck::kEveryCall;
+  if (checked_at_build().count(full) || checked_at_build().count(n)) return CpuArgumentCheck::kAtBuild;
+  return CpuArgumentCheck::kNone;
+}
+
+void check_arguments_like_cpu(const c10::OperatorHandle& handle, const torch::jit::Stack& stack, size_t first,
+                              size_t nargs) {
+  torch::jit::Stack cpu;
+  const auto& formals = handle.schema().arguments();
+  for (size_t i = 0; i < nargs; ++i) {
+    const c10::IValue& v = stack[first + i];
+    // None too: it would draw from (and advance) the CPU's default generator
+    if (is_generator(formals[i])) cpu.emplace_back(at::detail::createCPUGenerator(0));
+    else if (v.isTensor() && v.toTensor().defined()) cpu.emplace_back(cpu_stand_in(v.toTensor()));
+    else if (v.isTensorList() || (v.isList() && !v.isIntList() && !v.isDoubleList() && !v.isBoolList())) return;
+    else cpu.push_back(v);
+  }
+  try {
+    handle.callBoxed(cpu);
+  } catch (const c10::NotImplementedError&) {
+    // the CPU has no kernel for this dtype; tpu's rule computes it
+  }
+}
+
+}  // namespace torch_tpu::eager
