@@ -246,7 +246,9 @@ def test_out_of_another_dtype_like_the_cpu(name, out_dtype):
 # float for float16 (addcmul's value, threshold's threshold); the others
 # compute (bfloat16 + 1e39 is inf; tpu raised while narrowing it to float32,
 # and where(half, x, 1e10) raised filling its one-element scalar tensor).
-# (`pow`, `addmv`, `threshold_backward`: the known bug scalar-overflow-not-checked.)
+# pow converts its exponent only to a half or integer result, addmv skips
+# alpha (and, for half types, beta) when an operand is empty, and
+# threshold_backward converts to the tensors' common dtype.
 SCALARS = {
     "clamp_max": lambda x, v: torch.clamp_max(x, v),
     "clamp_min": lambda x, v: torch.clamp_min(x, v),
@@ -268,6 +270,13 @@ SCALARS = {
     "baddbmm alpha": lambda x, v: torch.baddbmm(x[:1].expand(1, 1, 1), x[:1].expand(1, 1, 1),
                                                 x[:1].expand(1, 1, 1), alpha=v),
     "fill_ one element": lambda x, v: x[:1].clone().fill_(v),
+    "pow": lambda x, v: torch.pow(x, v),
+    "addmv beta": lambda x, v: torch.addmv(x, x.expand(3, 3), x, beta=v),
+    "addmv alpha": lambda x, v: torch.addmv(x, x.expand(3, 3), x, alpha=v),
+    "addmv beta, nothing contracted": lambda x, v: torch.addmv(x, x[:0].expand(3, 0), x[:0], beta=v),
+    "addmv alpha, nothing contracted": lambda x, v: torch.addmv(x, x[:0].expand(3, 0), x[:0], alpha=v),
+    "threshold_backward": lambda x, v: A.threshold_backward(x, x, v),
+    "threshold_backward mixed": lambda x, v: A.threshold_backward(x, x.float(), v),
     "index_fill": lambda x, v: x.index_fill(0, torch.tensor([0], device=x.device), v),
     "scatter value": lambda x, v: x.scatter(0, torch.tensor([1], device=x.device), v),
     "lerp weight": lambda x, v: torch.lerp(x, x, v),
@@ -292,7 +301,8 @@ SCALARS = {
 @pytest.mark.parametrize("name", list(SCALARS))
 @pytest.mark.parametrize("dtype,value", [(torch.float16, 1e10), (torch.bfloat16, 1e39), (torch.float32, 1e39),
                                          (torch.int8, 1000), (torch.int8, 1000.5), (torch.uint8, -3),
-                                         (torch.int16, 40000), (torch.float16, 100.0), (torch.float32, 1 + 2j)], ids=str)
+                                         (torch.int16, 40000), (torch.float16, 100.0), (torch.float32, 1 + 2j),
+                                         (torch.bfloat16, 1.5 - 0.5j)], ids=str)
 def test_numbers_out_of_the_dtypes_range_like_the_cpu(name, dtype, value):
     raised = same_outcome(SCALARS[name], torch.tensor([1.0, 0.25, -2.0]).to(dtype), value)
     if raised and "without overflow" in raised[0]:

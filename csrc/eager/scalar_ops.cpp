@@ -31,10 +31,11 @@ at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
   if (self.numel() == 0) return self;
   // The CPU fills a one-element float16/bfloat16 tensor without its overflow
   // check (1e10 becomes inf there, where a larger tensor's fill raises):
-  // torch.where(half, x, 1e10) builds such a tensor for its scalar.
+  // torch.where(half, x, 1e10) builds such a tensor for its scalar. It goes
+  // through double, so a complex value with an imaginary part raises there.
   bool half = self.scalar_type() == c10::kHalf || self.scalar_type() == c10::kBFloat16;
-  if (self.numel() == 1 && half && !value.isComplex()) {
-    fill_with(self, scalar_for_target(c10::Scalar(static_cast<float>(value.toDouble())), c10::kFloat), nullptr);
+  if (self.numel() == 1 && half) {
+    fill_with(self, scalar_for_target(c10::Scalar(static_cast<float>(value.to<double>())), c10::kFloat), nullptr);
     return self;
   }
   fill_with(self, scalar_for_target(value, self.scalar_type()), nullptr);

@@ -17,6 +17,8 @@ enum Target {
   kSelf,         // self's dtype, which the op keeps (masked_fill, F.pad, hardtanh)
   kSelfOpmath,   // self's compute type: float for float16/bfloat16 (addcmul's value)
   kFloatResult,  // self's dtype, or the default float for integers (logit's eps)
+  kTensorsOpmath,  // the tensors' common dtype (numbers left out), float for half types (threshold_backward)
+  kSelfOrDoubleIfHalfAndEmpty,  // self's dtype; double for a half type with an empty operand (addmv's beta)
 };
 
 // When the CPU kernel never gets to the conversion.
@@ -26,6 +28,8 @@ enum Skip {
   kComplexSelf,     // its kernel has no complex case
   kEmptyOperand,    // it returns early for an empty operand (the batched matmuls)
   kNothingPadded,   // constant_pad_nd without a positive pad copies self
+  kBoolOrComplexSelf,     // its kernel has no bool or complex case
+  kWideResult,      // converted only to a half or integer result (pow's exponent: float32 takes 1e39)
 };
 
 struct Checked {
@@ -71,6 +75,9 @@ const std::map<std::string, std::vector<Checked>>& table() {
       {"rrelu_with_noise", {{"lower", kSelfOpmath, kNonFloatSelf}, {"upper", kSelfOpmath, kNonFloatSelf}}},
       {"logit", {{"eps", kFloatResult}}},
       {"addmm", {{"beta", kSelfOpmath, kEmptyOperand}, {"alpha", kSelfOpmath, kEmptyOperand}}},
+      {"addmv", {{"beta", kSelfOrDoubleIfHalfAndEmpty}, {"alpha", kSelf, kEmptyOperand}}},
+      {"pow", {{"exponent", kResult, kWideResult}}},
+      {"threshold_backward", {{"threshold", kTensorsOpmath, kBoolOrComplexSelf}}},
       {"addbmm", {{"beta", kSelfOpmath, kEmptyOperand}, {"alpha", kSelfOpmath, kEmptyOperand}}},
       {"baddbmm", {{"beta", kSelfOpmath, kEmptyOperand}, {"alpha", kSelfOpmath, kEmptyOperand}}},
   };
@@ -90,6 +97,13 @@ c10::ScalarType result_of_call(const torch::jit::Stack& stack, size_t first, siz
   return at::native::result_type(state);
 }
 
+bool any_empty_tensor(const torch::jit::Stack& stack, size_t first, size_t nargs) {
+  for (size_t i = 0; i < nargs; ++i)
+    if (stack[first + i].isTensor() && stack[first + i].toTensor().defined() && stack[first + i].toTensor().numel() == 0)
+      return true;
+  return false;
+}
+
 c10::ScalarType target_type(Target t, const at::Tensor& self, const torch::jit::Stack& stack, size_t first,
                             size_t nargs) {
   c10::ScalarType d = self.scalar_type();
@@ -100,6 +114,15 @@ c10::ScalarType target_type(Target t, const at::Tensor& self, const torch::jit::
     case kSelf: return d;
     case kSelfOpmath: return half ? c10::kFloat : d;
     case kFloatResult: return c10::isIntegralType(d, /*includeBool=*/true) ? c10::typeMetaToScalarType(c10::get_default_dtype()) : d;
+    case kSelfOrDoubleIfHalfAndEmpty: return half && any_empty_tensor(stack, first, nargs) ? c10::kDouble : d;
+    case kTensorsOpmath: {
+      at::native::ResultTypeState state{};
+      for (size_t i = 0; i < nargs; ++i)
+        if (stack[first + i].isTensor() && stack[first + i].toTensor().defined())
+          state = at::native::update_result_type_state(stack[first + i].toTensor(), state);
+      c10::ScalarType r = at::native::result_type(state);
+      return r == c10::kHalf || r == c10::kBFloat16 ? c10::kFloat : r;
+    }
   }
   return d;
 }
@@ -135,12 +158,8 @@ void check_scalar_ranges(const std::vector<ScalarRangeCheck>& checks, const torc
     switch (skip) {
       case kNonFloatSelf: return !self->is_floating_point();
       case kComplexSelf: return self->is_complex();
-      case kEmptyOperand:
-        for (size_t i = 0; i < nargs; ++i)
-          if (stack[first + i].isTensor() && stack[first + i].toTensor().defined() &&
-              stack[first + i].toTensor().numel() == 0)
-            return true;
-        return false;
+      case kBoolOrComplexSelf: return self->scalar_type() == c10::kBool || self->is_complex();
+      case kEmptyOperand: return any_empty_tensor(stack, first, nargs);
       case kNothingPadded:
         for (size_t i = 0; i < nargs; ++i)
           if (stack[first + i].isIntList())
@@ -169,6 +188,8 @@ void check_scalar_ranges(const std::vector<ScalarRangeCheck>& checks, const torc
     } catch (const c10::Error&) {
       continue;  // no common dtype (float8 promotes with nothing): the op's own checks raise
     }
+    if (c.skip == kWideResult && (target == c10::kFloat || target == c10::kDouble || c10::isComplexType(target)))
+      continue;
     switch (target) {  // (float8, complex32 and the wide unsigned types: not checked)
       case c10::kFloat8_e5m2:
       case c10::kFloat8_e4m3fn:

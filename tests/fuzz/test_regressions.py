@@ -371,6 +371,30 @@ def test_scalar_overflow_raises_like_the_cpu(assert_parity):
         "histc(uint8, min=-3)": lambda d: torch.histc(torch.ones(2, dtype=torch.uint8, device=d), 4, -3, 5),
         "baddbmm of an empty batch, complex alpha": lambda d: torch.baddbmm(
             torch.ones(2, 2, device=d), torch.ones(0, 2, 3, device=d), torch.ones(0, 3, 2, device=d), alpha=1 - 2j),
+        "addmv(float, beta=1e39)": lambda d: torch.addmv(torch.ones(2, device=d), torch.ones(2, 2, device=d),
+                                                         torch.ones(2, device=d), beta=1e39),
+        "addmv(float, alpha=1e39), nothing contracted": lambda d: torch.addmv(
+            torch.ones(2, device=d), torch.ones(2, 0, device=d), torch.ones(0, device=d), alpha=1e39),
+        "pow(half, 1e10)": lambda d: torch.pow(h(d), 1e10),
+        "pow(float, 1e39)": lambda d: torch.pow(torch.ones(2, device=d), 1e39),
+        "threshold_backward(half, 1e39)": lambda d: torch.ops.aten.threshold_backward(h(d), h(d), 1e39),
+    })
+
+
+def test_argument_checks_only_the_cpu_kernel_makes(assert_parity):
+    # Found by the fuzzer (known bug argument-checks-missing) and by calling
+    # OpInfo samples with bad numbers after a valid call (a cached program
+    # skipped the meta kernel; the checks here are the CPU kernel's own).
+    z = lambda d: torch.zeros(3, device=d)  # noqa: E731
+    assert_parity({
+        "smooth_l1_loss beta < 0": lambda d: F.smooth_l1_loss(torch.ones(2, device=d), torch.zeros(2, device=d),
+                                                              beta=-1.0),
+        "cummax dim 1 of a 0-d tensor": lambda d: torch.cummax(torch.tensor(1.0, device=d), 1),
+        "normal_ std < 0": lambda d: z(d).normal_(0, -1),
+        "exponential_ lambd < 0": lambda d: z(d).exponential_(-1),
+        "random_ from >= to": lambda d: z(d).random_(3, 3),
+        "index_reduce dim 10**12 of a 0-d tensor (was a crash)": lambda d: torch.tensor(1.0, device=d).index_reduce(
+            10**12, torch.tensor([0], device=d), torch.tensor([2.0], device=d), "amax"),
     })
 
 
