@@ -84,22 +84,27 @@ def build_torch(name, inputs, checkpoint, device, compiled, step_end):
     if name == "decode64":
         from transformers import StaticCache
         model = load_qwen3(checkpoint, device)
-        if comp:
-            model.forward = comp(model.forward)
         prompt = inputs["prompt"].to(device)
         cache = StaticCache(config=model.config, max_cache_len=PROMPT + NEW_TOKENS)
+
+        # One decoding step: the forward, the greedy pick and the next position,
+        # the work JAX's jitted step does (peers_jax.qwen3_decode); compiled, it
+        # is one graph per step (two shapes: the prompt and one token).
+        def step(tokens, position):
+            logits = model(tokens, past_key_values=cache, cache_position=position, use_cache=True).logits
+            return logits[:, -1].argmax(-1, keepdim=True), position[-1:] + 1
+
+        step = comp(step) if comp else step
 
         def run():
             with torch.no_grad():
                 cache.reset()  # as generate() does: the static cache counts its own length
-                position = torch.arange(PROMPT, device=device)
-                logits = model(prompt, past_key_values=cache, cache_position=position, use_cache=True).logits
-                tokens = [logits[:, -1].argmax(-1, keepdim=True)]
+                token, position = step(prompt, torch.arange(PROMPT, device=device))
+                tokens = [token]
                 step_end()
                 for _ in range(NEW_TOKENS - 1):
-                    position = position[-1:] + 1
-                    logits = model(tokens[-1], past_key_values=cache, cache_position=position, use_cache=True).logits
-                    tokens.append(logits[:, -1].argmax(-1, keepdim=True))
+                    token, position = step(tokens[-1], position)
+                    tokens.append(token)
                     step_end()
                 out = torch.cat(tokens, 1)
             step_end()

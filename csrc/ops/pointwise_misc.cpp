@@ -5,6 +5,7 @@
 // f64 (slow or absent on TPUs), so those results may differ by 1 ulp.
 #include <cmath>
 
+#include "ops/complex/complex_math.h"
 #include "ops/elementwise_common.h"
 #include "ops/registry.h"
 
@@ -77,10 +78,13 @@ TORCH_TPU_LOWERING("addcmul", [](Builder& b, const OpCall& c, const Values& v) {
 });
 
 // addcdiv(self, t1, t2, value) = self + value * t1 / t2 (in that order, like
-// the CPU); integer inputs are rejected by the meta kernel.
+// the CPU); integer inputs are rejected by the meta kernel. Complex values
+// divide as the CPU's c10::complex (1 / (inf + inf j) is NaN, XLA's gives 0).
 TORCH_TPU_LOWERING("addcdiv", [](Builder& b, const OpCall& c, const Values& v) {
   Lifted l = lift_all(b, c, v, {0, 1, 2, 3});
-  return Values{b.convert(b.add(l.x[0], b.divide(b.multiply(l.x[3], l.x[1]), l.x[2])), l.out)};
+  Value num = b.multiply(l.x[3], l.x[1]);
+  Value q = hlo::is_complex(l.ct) ? complex_math::divide(b, num, l.x[2]) : b.divide(num, l.x[2]);
+  return Values{b.convert(b.add(l.x[0], q), l.out)};
 });
 
 // sigmoid_backward(grad, y) = grad * (1 - y) * y

@@ -253,6 +253,15 @@ def test_division_near_the_largest_finite_values(dtype):
 
 
 @pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_addcdiv_special_values_divide_as_the_cpu(dtype):
+    # addcdiv took XLA's complex quotient: 1 / (inf + inf j) gave 0, the CPU's NaN
+    z = torch.tensor(SPECIAL, dtype=dtype)
+    n = len(SPECIAL)
+    num, den = z.repeat_interleave(n), z.repeat(n)
+    check(lambda s, a, b: torch.addcdiv(s, a, b, value=2 - 1j), torch.ones_like(num), num, den)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
 def test_pow_silu_ldexp_lerp_addc(dtype):
     x, y, w = cmake((3, 4), 13, dtype), cmake((3, 4), 14, dtype) / 4, cmake((3, 4), 15, dtype)
     check(torch.pow, x, y)
