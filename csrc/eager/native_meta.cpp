@@ -46,6 +46,19 @@
 #include <ATen/ops/tril_meta_dispatch.h>
 #include <ATen/ops/triu_meta_dispatch.h>
 
+#include <ATen/ops/upsample_linear1d_meta_dispatch.h>
+#include <ATen/ops/upsample_bilinear2d_meta_dispatch.h>
+#include <ATen/ops/upsample_bicubic2d_meta_dispatch.h>
+#include <ATen/ops/upsample_trilinear3d_meta_dispatch.h>
+#include <ATen/ops/upsample_nearest1d_meta_dispatch.h>
+#include <ATen/ops/upsample_nearest2d_meta_dispatch.h>
+#include <ATen/ops/upsample_nearest3d_meta_dispatch.h>
+#include <ATen/ops/_upsample_nearest_exact1d_meta_dispatch.h>
+#include <ATen/ops/_upsample_nearest_exact2d_meta_dispatch.h>
+#include <ATen/ops/_upsample_nearest_exact3d_meta_dispatch.h>
+#include <ATen/ops/_upsample_bilinear2d_aa_meta_dispatch.h>
+#include <ATen/ops/_upsample_bicubic2d_aa_meta_dispatch.h>
+
 #include <ATen/ops/bitwise_and_meta_dispatch.h>
 #include <ATen/ops/bitwise_or_meta_dispatch.h>
 #include <ATen/ops/bitwise_not_meta_dispatch.h>
@@ -106,6 +119,8 @@ using OptT = const std::optional<at::Tensor>&;
 using Dims = at::OptionalIntArrayRef;
 using OptDtype = std::optional<at::ScalarType>;
 using TensorPair = std::tuple<at::Tensor, at::Tensor>;
+using Sizes = at::IntArrayRef;
+using OptD = std::optional<double>;
 
 // One overload of at::meta::fn, chosen by its parameter types, as a boxed kernel.
 template <class Ret, class... Args>
@@ -214,6 +229,20 @@ const std::unordered_map<std::string, c10::KernelFunction>& table() {
       {"aten::triu_", FN(triu_, at::Tensor&, W, int64_t)},
       {"aten::cumsum", FN(cumsum, at::Tensor, T, int64_t, OptDtype)},
       {"aten::cumsum_", FN(cumsum_, at::Tensor&, W, int64_t, OptDtype)},
+      // upsampling: PyTorch's Python meta kernels skip the CPU's size checks
+      // (an output size 0 gave an empty tensor, or raised ZeroDivisionError)
+      {"aten::upsample_linear1d", FN(upsample_linear1d, at::Tensor, T, Sizes, bool, OptD)},
+      {"aten::upsample_bilinear2d", FN(upsample_bilinear2d, at::Tensor, T, Sizes, bool, OptD, OptD)},
+      {"aten::upsample_bicubic2d", FN(upsample_bicubic2d, at::Tensor, T, Sizes, bool, OptD, OptD)},
+      {"aten::upsample_trilinear3d", FN(upsample_trilinear3d, at::Tensor, T, Sizes, bool, OptD, OptD, OptD)},
+      {"aten::upsample_nearest1d", FN(upsample_nearest1d, at::Tensor, T, Sizes, OptD)},
+      {"aten::upsample_nearest2d", FN(upsample_nearest2d, at::Tensor, T, Sizes, OptD, OptD)},
+      {"aten::upsample_nearest3d", FN(upsample_nearest3d, at::Tensor, T, Sizes, OptD, OptD, OptD)},
+      {"aten::_upsample_nearest_exact1d", FN(_upsample_nearest_exact1d, at::Tensor, T, Sizes, OptD)},
+      {"aten::_upsample_nearest_exact2d", FN(_upsample_nearest_exact2d, at::Tensor, T, Sizes, OptD, OptD)},
+      {"aten::_upsample_nearest_exact3d", FN(_upsample_nearest_exact3d, at::Tensor, T, Sizes, OptD, OptD, OptD)},
+      {"aten::_upsample_bilinear2d_aa", FN(_upsample_bilinear2d_aa, at::Tensor, T, Sizes, bool, OptD, OptD)},
+      {"aten::_upsample_bicubic2d_aa", FN(_upsample_bicubic2d_aa, at::Tensor, T, Sizes, bool, OptD, OptD)},
   };
   return *t;
 }

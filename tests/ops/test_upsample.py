@@ -112,3 +112,18 @@ def test_upsample_module_and_nan():
     x[0, 0, 1, 1] = float("nan")
     check(lambda t: torch.nn.Upsample(scale_factor=2, mode="bilinear")(t), x)
     check(lambda t: torch.nn.Upsample(scale_factor=2, mode="nearest")(t), x)
+
+
+@pytest.mark.parametrize("mode,shape", [("nearest", (1, 2, 5)), ("linear", (1, 2, 5)), ("nearest-exact", (1, 2, 5)),
+                                        ("bilinear", (1, 2, 5, 4)), ("bicubic", (1, 2, 5, 4)),
+                                        ("nearest", (1, 2, 5, 4)), ("trilinear", (1, 2, 5, 4, 3)),
+                                        ("nearest", (1, 2, 5, 4, 3))], ids=str)
+@pytest.mark.parametrize("scale", [0.0, 0.1])
+def test_an_output_size_zero_raises_like_the_cpu(mode, shape, scale):
+    # PyTorch's Python meta kernels skip the CPU's size check: linear modes
+    # returned an empty tensor (scale 0.1) or raised ZeroDivisionError (0)
+    with pytest.raises(RuntimeError) as cpu:
+        F.interpolate(torch.ones(shape), scale_factor=scale, mode=mode)
+    with pytest.raises(RuntimeError) as tpu:
+        F.interpolate(torch.ones(shape, device="tpu"), scale_factor=scale, mode=mode)
+    assert str(cpu.value) == str(tpu.value)
