@@ -270,6 +270,8 @@ SCALARS = {
     "baddbmm alpha": lambda x, v: torch.baddbmm(x[:1].expand(1, 1, 1), x[:1].expand(1, 1, 1),
                                                 x[:1].expand(1, 1, 1), alpha=v),
     "fill_ one element": lambda x, v: x[:1].clone().fill_(v),
+    "fill_ empty": lambda x, v: x[:0].clone().fill_(v),
+    "full_like empty": lambda x, v: torch.full_like(x[:0], v),
     "pow": lambda x, v: torch.pow(x, v),
     "addmv beta": lambda x, v: torch.addmv(x, x.expand(3, 3), x, beta=v),
     "addmv alpha": lambda x, v: torch.addmv(x, x.expand(3, 3), x, alpha=v),

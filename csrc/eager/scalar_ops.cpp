@@ -28,7 +28,10 @@ void fill_with(const at::Tensor& self, const RuntimeScalar& value, const at::Ten
 }
 
 at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
-  if (self.numel() == 0) return self;
+  if (self.numel() == 0) {  // nothing to write, but the CPU converts (and checks) the value first
+    (void)scalar_for_target(value, self.scalar_type());
+    return self;
+  }
   // The CPU fills a one-element float16/bfloat16 tensor without its overflow
   // check (1e10 becomes inf there, where a larger tensor's fill raises):
   // torch.where(half, x, 1e10) builds such a tensor for its scalar. It goes
