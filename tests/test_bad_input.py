@@ -304,7 +304,7 @@ SCALARS = {
 @pytest.mark.parametrize("dtype,value", [(torch.float16, 1e10), (torch.bfloat16, 1e39), (torch.float32, 1e39),
                                          (torch.int8, 1000), (torch.int8, 1000.5), (torch.uint8, -3),
                                          (torch.int16, 40000), (torch.float16, 100.0), (torch.float32, 1 + 2j),
-                                         (torch.bfloat16, 1.5 - 0.5j)], ids=str)
+                                         (torch.bfloat16, 1.5 - 0.5j), (torch.complex64, 1e39)], ids=str)
 def test_numbers_out_of_the_dtypes_range_like_the_cpu(name, dtype, value):
     raised = same_outcome(SCALARS[name], torch.tensor([1.0, 0.25, -2.0]).to(dtype), value)
     if raised and "without overflow" in raised[0]:

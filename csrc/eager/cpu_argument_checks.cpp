@@ -28,7 +28,10 @@ const std::set<std::string>& checked_at_build() {
 
 const std::set<std::string>& checked_every_call() {
   // a Scalar argument is a runtime operand: a cached program never sees it
-  static const std::set<std::string> ops = {"softshrink", "softshrink.out", "renorm", "renorm.out", "renorm_"};
+  // (leaky_relu/elu backward: their in-place form refuses a negative slope)
+  static const std::set<std::string> ops = {"softshrink",          "softshrink.out",      "renorm",
+                                            "renorm.out",          "renorm_",             "leaky_relu_backward",
+                                            "leaky_relu_backward.grad_input", "elu_backward", "elu_backward.grad_input"};
   return ops;
 }
 

@@ -24,7 +24,8 @@ enum Target {
 // When the CPU kernel never gets to the conversion.
 enum Skip {
   kNever,
-  kNonFloatSelf,    // its kernel has no integer case (NotImplementedError first)
+  kNonFloatSelf,    // its kernel has no integer or complex case (NotImplementedError first)
+  kIntegralSelf,    // its kernel has no integer case (complex is checked: lerp's weight)
   kComplexSelf,     // its kernel has no complex case
   kEmptyOperand,    // it returns early for an empty operand (the batched matmuls)
   kNothingPadded,   // constant_pad_nd without a positive pad copies self
@@ -43,10 +44,10 @@ struct Checked {
 // the CPU: tests/test_bad_input.py::test_numbers_out_of_the_dtypes_range_like_the_cpu).
 const std::map<std::string, std::vector<Checked>>& table() {
   static const std::map<std::string, std::vector<Checked>> t = {
-      {"clamp", {{"min", kResult}, {"max", kResult}}},
-      {"clamp_min", {{"min", kResult}}},
-      {"clamp_max", {{"max", kResult}}},
-      {"hardtanh", {{"min_val", kSelf}, {"max_val", kSelf}}},
+      {"clamp", {{"min", kResult, kComplexSelf}, {"max", kResult, kComplexSelf}}},
+      {"clamp_min", {{"min", kResult, kComplexSelf}}},
+      {"clamp_max", {{"max", kResult, kComplexSelf}}},
+      {"hardtanh", {{"min_val", kSelf, kComplexSelf}, {"max_val", kSelf, kComplexSelf}}},
       {"constant_pad_nd", {{"value", kSelf, kNothingPadded}}},
       {"masked_fill", {{"value", kSelf}}},
       {"threshold", {{"threshold", kSelfOpmath, kComplexSelf}, {"value", kSelf, kComplexSelf}}},
@@ -69,11 +70,11 @@ const std::map<std::string, std::vector<Checked>>& table() {
       {"softplus", {{"beta", kSelfOpmath, kNonFloatSelf}, {"threshold", kSelfOpmath, kNonFloatSelf}}},
       {"softplus_backward", {{"beta", kSelfOpmath, kNonFloatSelf}, {"threshold", kSelfOpmath, kNonFloatSelf}}},
       {"hardtanh_backward", {{"min_val", kSelfOpmath, kNonFloatSelf}, {"max_val", kSelfOpmath, kNonFloatSelf}}},
-      {"lerp", {{"weight", kSelfOpmath, kNonFloatSelf}}},
+      {"lerp", {{"weight", kSelfOpmath, kIntegralSelf}}},
       {"addr", {{"beta", kSelf}, {"alpha", kSelf}}},
       {"multi_margin_loss", {{"margin", kSelf, kNonFloatSelf}}},
       {"rrelu_with_noise", {{"lower", kSelfOpmath, kNonFloatSelf}, {"upper", kSelfOpmath, kNonFloatSelf}}},
-      {"logit", {{"eps", kFloatResult}}},
+      {"logit", {{"eps", kFloatResult, kComplexSelf}}},
       {"addmm", {{"beta", kSelfOpmath, kEmptyOperand}, {"alpha", kSelfOpmath, kEmptyOperand}}},
       {"addmv", {{"beta", kSelfOrDoubleIfHalfAndEmpty}, {"alpha", kSelf, kEmptyOperand}}},
       {"pow", {{"exponent", kResult, kWideResult}}},
@@ -158,6 +159,7 @@ void check_scalar_ranges(const std::vector<ScalarRangeCheck>& checks, const torc
     switch (skip) {
       case kNonFloatSelf: return !self->is_floating_point();
       case kComplexSelf: return self->is_complex();
+      case kIntegralSelf: return c10::isIntegralType(self->scalar_type(), /*includeBool=*/true);
       case kBoolOrComplexSelf: return self->scalar_type() == c10::kBool || self->is_complex();
       case kEmptyOperand: return any_empty_tensor(stack, first, nargs);
       case kNothingPadded:

@@ -415,11 +415,13 @@ std::pair<Value, Value> rrelu(Builder& b, const OpCall& c, const Values& v, cons
   TensorType t = compute_of(out);
   Value x = to_type(b, operand(c, v, 0), t);
   Value lo = to_type(b, operand(c, v, 2), t), hi = to_type(b, operand(c, v, 3), t);
+  if (noise_t.dims != out.dims)  // the CPU's check, in eval mode too
+    throw std::invalid_argument("noise tensor shape must match self tensor shape. Got self.shape = " +
+                                hlo::int_list(out.dims) + " noise.shape = " + hlo::int_list(noise_t.dims));
   if (!c.arg(4).b) {
     Value slope = eval_slope(b, lo, hi);
     return {b.convert(b.select(gt(b, x, k(b, x, 0.0)), x, b.multiply(x, slope)), out.dtype), operand(c, v, 1)};
   }
-  if (noise_t.dims != out.dims) throw std::invalid_argument(c.op + ": noise must have the input's shape");
   Value u = b.convert(philox_uniform(b, c, v, 5, out.dims, t.dtype == DType::F64 ? DType::F64 : DType::F32), t.dtype);
   Value r = b.add(lo, b.multiply(b.subtract(hi, lo), u));
   Value neg = b.compare(x, k(b, x, 0.0), "LE");

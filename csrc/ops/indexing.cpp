@@ -91,6 +91,10 @@ TORCH_TPU_LOWERING("index_select", [](Builder& b, const OpCall& c, const Values&
   if (index.type.dtype != DType::I64 && index.type.dtype != DType::I32)
     throw std::invalid_argument("index_select(): Expected dtype int32 or int64 for index");
   int64_t rank = self.type.rank(), dim = wrap_dim(c.arg(1).i, rank);
+  if (index.type.rank() > 1) throw std::out_of_range("index_select(): Index is supposed to be a vector");
+  if (rank == 0 && index.type.numel() != 1)  // the CPU's check (PyTorch's meta kernel skips it)
+    throw std::invalid_argument("index_select(): Index to scalar can have only 1 value, got " +
+                                std::to_string(index.type.numel()) + " value(s)");
   check_range(b, index, 0, rank == 0 ? 1 : self.type.dims[dim], CheckKind::Index, "index out of range in self");
   if (out.numel() == 0 || self.type.numel() == 0) return Values{b.splat_int(out, 0)};
   if (rank == 0) return Values{b.reshape(self, out.dims)};

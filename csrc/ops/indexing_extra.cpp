@@ -94,6 +94,10 @@ Values index_reduce_rule(Builder& b, const OpCall& c, const Values& v) {
   if (self_t != source_t)
     throw std::invalid_argument(std::string("index_reduce_(): self (") + torch_dtype_name(self_t) + ") and source (" +
                                 torch_dtype_name(source_t) + ") must have the same scalar type");
+  if (index.type.rank() > 1)
+    throw std::out_of_range("index_reduce_(): Index is supposed to be a vector, but got dim: " +
+                            std::to_string(index.type.rank()) + " with type: " + torch_dtype_name(index.type.dtype) +
+                            " and size: " + hlo::int_list(index.type.dims));
   if (self.type.rank() == 0) {  // a 0-d self is one slice; the CPU takes one index only
     if (index.type.numel() != 1)
       throw std::out_of_range("index_reduce(): Dimension specified as 0 but tensor has no dimensions");
@@ -103,6 +107,11 @@ Values index_reduce_rule(Builder& b, const OpCall& c, const Values& v) {
   int64_t rank = self.type.rank();
   int64_t dim = wrap_dim(c.arg(1).i, rank);  // an out-of-range dim read past dims (a crash)
   int64_t size = self.type.dims[dim], n = index.type.numel();
+  int64_t source_n = source.type.rank() == 0 ? 1 : source.type.dims[std::min<int64_t>(dim, source.type.rank() - 1)];
+  if (n != source_n)
+    throw std::invalid_argument("index_reduce_(): Number of indices (" + std::to_string(n) +
+                                ") should be equal to source.size(dim): (" + std::to_string(source_n) +
+                                "), for dim: " + std::to_string(dim));
   check_in_range(b, index, 0, size, CheckKind::Index, "index_reduce(): index out of range in self");
   if (n == 0 || self.type.numel() == 0 || source.type.numel() == 0) return {b.reshape(self, out.dims)};
   Value idx = b.broadcast_in_dim(b.reshape(b.convert(index, DType::I64), {n}),

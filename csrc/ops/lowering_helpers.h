@@ -31,6 +31,16 @@ inline int64_t wrap_dim(int64_t d, int64_t rank) {
   return d < 0 ? d + r : d;
 }
 
+// The CPU's check of mode/median/nanmedian/kthvalue along a dim: the dim must
+// have elements (IndexError, naming the wrapped dim). Returns the wrapped dim.
+inline int64_t nonempty_reduction_dim(const char* op, const hlo::TensorType& t, int64_t d) {
+  int64_t dim = wrap_dim(d, t.rank());
+  if (t.rank() > 0 && t.dims[dim] == 0)
+    throw std::out_of_range(std::string(op) + "(): Expected reduction dim " + std::to_string(dim) +
+                            " to have non-zero size.");
+  return dim;
+}
+
 inline hlo::Value to_type(hlo::Builder& b, const hlo::Value& v, const hlo::TensorType& type) {
   return b.broadcast_to(b.convert(v, type.dtype), type.dims);
 }

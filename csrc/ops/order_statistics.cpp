@@ -43,6 +43,7 @@ Value reduce_last(Builder& b, const Value& x, const std::string& op) {
 Values mode_rule(Builder& b, const OpCall& c, const Values& v) {
   const TensorType &vt = c.outputs[0], &it = c.outputs[1];
   Value in = operand(c, v, 0);
+  nonempty_reduction_dim("mode", in.type, c.arg(1).i);
   if (vt.numel() == 0) return {b.splat_int(vt, 0), b.splat_int(it, 0)};
   Moved m = move_last(b, in.type.dtype == DType::Pred ? b.convert(in, DType::I8) : in, c.arg(1).i);
   Value x = m.x;
@@ -134,6 +135,7 @@ Values nanmedian_last(Builder& b, const Value& x) {
 // nanmedian.dim(self, dim, keepdim=False) -> (values, indices)
 TORCH_TPU_LOWERING("nanmedian.dim", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType &vt = c.outputs[0], &it = c.outputs[1];
+  nonempty_reduction_dim("median", operand(c, v, 0).type, c.arg(1).i);  // the CPU names median
   if (vt.numel() == 0) return Values{b.splat_int(vt, 0), b.splat_int(it, 0)};
   Moved m = move_last(b, operand(c, v, 0), c.arg(1).i);
   Values r = nanmedian_last(b, m.x);

@@ -6,7 +6,9 @@
 #include <string>
 
 #include "ops/lowering_helpers.h"
+#include "ops/torch_dtype_name.h"
 #include "ops/registry.h"
+#include "ops/runtime_check.h"
 #include "ops/type_promotion.h"
 
 namespace torch_tpu::ops {
@@ -67,6 +69,19 @@ TORCH_TPU_LOWERING("searchsorted.Tensor", [](Builder& b, const OpCall& c, const 
   DType ct = result_type(c, {0, 1});
   Value seq = b.convert(operand(c, v, 0), ct), vals = b.convert(operand(c, v, 1), ct);
   bool right = c.arg(3).b || (!c.arg(4).is_none() && c.arg(4).s == "right");
+  if (!c.arg(5).is_none()) {  // the CPU's sorter checks, before the others (its range is checked at run time)
+    const TensorType& sorter = operand(c, v, 5).type;
+    if (sorter.dims != operand(c, v, 0).type.dims)
+      throw std::invalid_argument("torch.searchsorted(): boundary and sorter must have the same size, but got "
+                                  "boundary tensor " + hlo::int_list(operand(c, v, 0).type.dims) +
+                                  "and got sorter tensor " + hlo::int_list(sorter.dims));
+    if (sorter.dtype != DType::I64)
+      throw std::invalid_argument(std::string("torch.searchsorted(): sorter must be a tensor of long dtype but got "
+                                              "dtype ") + torch_dtype_name(sorter.dtype));
+    if (sorter.rank() > 0)
+      check_in_range(b, operand(c, v, 5), 0, sorter.dims.back(), CheckKind::Runtime,
+                     "torch.searchsorted(): sorter index out of range");
+  }
   if (seq.type.rank() == 0)
     throw std::invalid_argument("boundaries tensor should be 1 dimension or the first N-1 dimensions of "
                                 "boundaries tensor and input value tensor must match, but we got boundaries tensor dim(0)");

@@ -115,7 +115,9 @@ TORCH_TPU_LOWERING("topk", [](Builder& b, const OpCall& c, const Values& v) {
 // smallest (1-based), NaN counting as the largest.
 TORCH_TPU_LOWERING("kthvalue", [](Builder& b, const OpCall& c, const Values& v) {
   const Value& x = operand(c, v, 0);
-  int64_t dim = wrap_dim(c.arg(2).i, x.type.rank());
+  int64_t dim = nonempty_reduction_dim("kthvalue", x.type, c.arg(2).i);
+  if (x.type.numel() == 0 && x.type.rank() > 0)  // an empty other dim: an empty result
+    return Values{b.splat_int(c.outputs[0], 0), b.splat_int(c.outputs[1], 0)};
   Values s = sort_along(b, x, dim, false);
   if (x.type.rank() == 0) return s;
   int64_t k = c.arg(1).i;
@@ -164,9 +166,10 @@ Values median_along(Builder& b, const Value& x, int64_t dim) {
 // median.dim(Tensor self, int dim, bool keepdim=False) -> (values, indices)
 TORCH_TPU_LOWERING("median.dim", [](Builder& b, const OpCall& c, const Values& v) {
   const Value& x = operand(c, v, 0);
+  int64_t dim = nonempty_reduction_dim("median", x.type, c.arg(1).i);
   if (x.type.rank() == 0) return Values{x, b.splat_int(c.outputs[1], 0)};
-  if (x.type.numel() == 0) throw std::invalid_argument("median: empty input");
-  Values r = median_along(b, x, wrap_dim(c.arg(1).i, x.type.rank()));
+  if (x.type.numel() == 0) return Values{b.splat_int(c.outputs[0], 0), b.splat_int(c.outputs[1], 0)};
+  Values r = median_along(b, x, dim);
   return Values{b.reshape(r[0], c.outputs[0].dims), b.reshape(r[1], c.outputs[1].dims)};
 });
 

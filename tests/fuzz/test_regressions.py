@@ -395,6 +395,28 @@ def test_argument_checks_only_the_cpu_kernel_makes(assert_parity):
         "random_ from >= to": lambda d: z(d).random_(3, 3),
         "index_reduce dim 10**12 of a 0-d tensor (was a crash)": lambda d: torch.tensor(1.0, device=d).index_reduce(
             10**12, torch.tensor([0], device=d), torch.tensor([2.0], device=d), "amax"),
+        "index_reduce of a 2-D index": lambda d: torch.ones(3, device=d).index_reduce(
+            0, torch.zeros(1, 1, dtype=torch.long, device=d), torch.ones(1, device=d), "amax"),
+        "index_reduce with more indices than source": lambda d: torch.ones(3, device=d).index_reduce(
+            0, torch.zeros(2, dtype=torch.long, device=d), torch.ones(1, device=d), "amax"),
+        "slice_scatter src of the wrong size": lambda d: torch.slice_scatter(
+            torch.zeros(4, 4, device=d), torch.zeros(4, 4, device=d), 0, 0, 1),
+        "index_select dim 64 of a 0-d tensor": lambda d: torch.index_select(
+            torch.tensor(1.0, device=d), 64, torch.tensor([0], device=d)),
+        "index_select of a 0-d tensor with 3 indices": lambda d: torch.index_select(
+            torch.tensor(1.0, device=d), 0, torch.tensor([0, 0, 0], device=d)),
+        "mode over an empty dim": lambda d: torch.mode(torch.ones(2, 0, device=d), 1),
+        "median over an empty dim": lambda d: torch.median(torch.ones(2, 0, device=d), -1),
+        "nanmedian over an empty dim": lambda d: torch.nanmedian(torch.ones(0, 0, device=d), 1),
+        "searchsorted with a float sorter": lambda d: torch.searchsorted(
+            torch.tensor([1.0, 2.0], device=d), torch.tensor([1.5], device=d),
+            sorter=torch.tensor([0.0, 1.0], device=d)),
+        "searchsorted with a sorter index out of range": lambda d: torch.searchsorted(
+            torch.tensor([1.0, 2.0], device=d), torch.tensor([1.5], device=d), sorter=torch.tensor([0, 5], device=d)),
+        "leaky_relu_backward in place with a negative slope": lambda d: torch.ops.aten.leaky_relu_backward(
+            torch.ones(3, device=d), torch.ones(3, device=d), -0.1, True),
+        "elu_backward in place with a negative alpha": lambda d: torch.ops.aten.elu_backward(
+            torch.ones(3, device=d), -1.0, 1.0, 1.0, True, torch.ones(3, device=d)),
     })
 
 

@@ -112,14 +112,8 @@ KNOWN_BUGS = [
     Entry("mixed-dtypes-not-checked", ".*", ck.CPU_RAISED, r"Found dtype .* but expected|expected scalar type .* but "
           r"found", "Ops whose CPU kernel requires equal dtypes (loss backward, prelu, padding backward) promote."),
     Entry("argument-checks-missing", ".*", ck.CPU_RAISED,
-          r"Integer division with addcdiv|In-place leakyReLu backward|slice\(\) cannot be "
-          r"applied|expected src to have a size equal|Dimension out of range|Expected reduction dim|noise tensor shape "
-          r"must match|sorter must be a tensor of long|Kernel size can't be "
-          r"greater|shifts and dimensions must align|sorter index out of range|Index is supposed to be a vector|"
-          r"Indexing dim .* is out of bounds|Number of indices .* should be equal to source.size|slice step must be "
-          r"positive|Index to scalar can have only 1 value|must match the size of tensor b|refer to a single memory "
-          r"location|In-place elu backward|not yet implemented for tensors with different dtypes|to have same size "
-          r"as tensor for argument",
+          r"slice\(\) cannot be applied|Dimension out of range|Expected reduction dim|Indexing dim .* is out of bounds|"
+          r"must match the size of tensor b|refer to a single memory location|to have same size as tensor for argument",
           "Argument checks the CPU kernel makes and the lowering does not."),
     Entry("check-order", r"(_index_put_impl|index_put|put|index_select|index_reduce|_softmax|native_.*_norm_backward|"
           r"bitwise_\w+(\.\w+)?|nextafter|rrelu_with_noise_?|adaptive_max_pool[23]d_backward|leaky_relu_backward)",
