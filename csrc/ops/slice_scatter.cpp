@@ -13,6 +13,8 @@ Values slice_scatter_rule(Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
   Value self = b.convert(operand(c, v, 0), out.dtype), src = b.convert(operand(c, v, 1), out.dtype);
   int64_t rank = out.rank();
+  // the CPU slices a clone of self first, which a 0-d self refuses
+  if (rank == 0) throw std::out_of_range("slice() cannot be applied to a 0-dim tensor.");
   int64_t dim = wrap_dim(c.arg(2).i, rank);
   int64_t size = rank == 0 ? 1 : out.dims[dim];
   int64_t start = c.arg(3).is_none() ? 0 : c.arg(3).i;

@@ -98,13 +98,6 @@ def test_known_bug_mixed_dtypes_not_checked(assert_parity):
     })
 
 
-def test_known_bug_argument_checks_missing(assert_parity):
-    assert_parity({
-        "take into an out= that is its input": lambda d: (lambda x: torch.take(
-            x, torch.tensor([1, 0], device=d), out=x))(torch.arange(2.0, device=d)),
-    })
-
-
 def test_known_bug_check_order(assert_parity):
     assert_parity({"index_put_: bad value shape and an index out of range": lambda d: torch.zeros(0, device=d)
                    .index_put_([torch.tensor([1, 0], device=d)], torch.ones(1, 0, device=d))})

@@ -417,6 +417,10 @@ def test_argument_checks_only_the_cpu_kernel_makes(assert_parity):
             torch.ones(3, device=d), torch.ones(3, device=d), -0.1, True),
         "elu_backward in place with a negative alpha": lambda d: torch.ops.aten.elu_backward(
             torch.ones(3, device=d), -1.0, 1.0, 1.0, True, torch.ones(3, device=d)),
+        "take into an out= that is its input": lambda d: (lambda x: torch.take(
+            x, torch.tensor([1, 0], device=d), out=x))(torch.arange(2.0, device=d)),
+        "index_select into an out= that is its input": lambda d: (lambda x: torch.index_select(
+            x, 0, torch.tensor([1, 0], device=d), out=x))(torch.arange(2.0, device=d)),
     })
 
 

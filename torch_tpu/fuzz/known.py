@@ -111,10 +111,6 @@ KNOWN_BUGS = [
           "Ops outside TensorIterator take an out= of another dtype (and cast) where the CPU requires the exact one."),
     Entry("mixed-dtypes-not-checked", ".*", ck.CPU_RAISED, r"Found dtype .* but expected|expected scalar type .* but "
           r"found", "Ops whose CPU kernel requires equal dtypes (loss backward, prelu, padding backward) promote."),
-    Entry("argument-checks-missing", ".*", ck.CPU_RAISED,
-          r"slice\(\) cannot be applied|Dimension out of range|Expected reduction dim|Indexing dim .* is out of bounds|"
-          r"must match the size of tensor b|refer to a single memory location|to have same size as tensor for argument",
-          "Argument checks the CPU kernel makes and the lowering does not."),
     Entry("check-order", r"(_index_put_impl|index_put|put|index_select|index_reduce|_softmax|native_.*_norm_backward|"
           r"bitwise_\w+(\.\w+)?|nextafter|rrelu_with_noise_?|adaptive_max_pool[23]d_backward|leaky_relu_backward)",
           ck.EXC_TYPE, "",
