@@ -312,6 +312,7 @@ Value in_band(Builder& b, const Value& x, const Value& l) {
 // the rounded value (bfloat16 lambd 65520 zeroes 65536).
 Value lambd_in_dtype(Builder& b, const OpCall& c, const Values& v, size_t i) {
   Value l = in(b, c, v, i);
+  if (!hlo::is_float(c.outputs[0].dtype)) return l;  // (integers: no CPU kernel to follow)
   return b.convert(b.convert(l, c.outputs[0].dtype), l.type.dtype);
 }
 
