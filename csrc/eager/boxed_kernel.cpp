@@ -19,6 +19,7 @@
 #include "eager/meta_overrides/registry.h"
 #include "eager/native_meta.h"
 #include "eager/op_variants.h"
+#include "eager/argument_kinds.h"
 #include "eager/cpu_argument_checks.h"
 #include "eager/out_dtype_check.h"
 #include "eager/out_meta_memo.h"
@@ -68,7 +69,7 @@ std::vector<c10::IValue> run_meta(const c10::OperatorHandle& handle, const torch
       std::vector<at::Tensor> ts;
       for (const at::Tensor& t : v.toTensorList().vec()) ts.push_back(meta_like(t));
       meta.emplace_back(ts);
-    } else if (v.isList() && !v.isIntList() && !v.isDoubleList() && !v.isBoolList()) {
+    } else if (is_tensors_list(v)) {  // Tensor?[]
       c10::List<std::optional<at::Tensor>> ts;
       for (const c10::IValue& e : v.toListRef())
         ts.push_back(e.isNone() ? std::optional<at::Tensor>() : std::optional<at::Tensor>(meta_like(e.toTensor())));

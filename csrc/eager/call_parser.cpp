@@ -2,6 +2,7 @@
 
 
 #include "device/generator.h"
+#include "eager/argument_kinds.h"
 #include "eager/cache_key_fields.h"
 #include "eager/dtype_map.h"
 #include "eager/host_index_checks.h"
@@ -17,12 +18,6 @@ using ops::Arg;
 void append_int(std::string& key, int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof(v)); }
 
 bool is_write(const c10::Argument& a) { return a.alias_info() && a.alias_info()->isWrite(); }
-
-c10::TypeKind formal_kind(const c10::Argument& a) {
-  c10::TypePtr t = a.type();
-  if (t->kind() == c10::TypeKind::OptionalType) t = t->castRaw<c10::OptionalType>()->getElementType();
-  return t->kind();
-}
 
 void note_device(ParsedCall& p, const at::Tensor& t) {
   int d = t.device().index();
@@ -152,8 +147,7 @@ void parse_call(const c10::FunctionSchema& schema, const std::string& op, const 
         a.kind = Arg::Kind::Tensor;
         a.operands.push_back(add_tensor_operand(p, t));
       }
-    } else if (v.isTensorList() ||
-               (v.isList() && !v.isIntList() && !v.isDoubleList() && !v.isBoolList() && kind == c10::TypeKind::ListType)) {
+    } else if (v.isTensorList() || (is_tensors_list(v) && kind == c10::TypeKind::ListType)) {
       a.kind = Arg::Kind::TensorList;
       bool optional_list = !v.isTensorList();  // Tensor?[]: the indices of x[i, j]
       // Host-known indices raise IndexError now, as on the CPU, before CPU ones move.

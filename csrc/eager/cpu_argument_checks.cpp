@@ -7,6 +7,8 @@
 // private generator, so asking leaves the CPU's default generator alone.
 #include "eager/cpu_argument_checks.h"
 
+#include "eager/argument_kinds.h"
+
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -35,12 +37,6 @@ const std::set<std::string>& checked_every_call() {
   return ops;
 }
 
-bool is_generator(const c10::Argument& formal) {
-  c10::TypePtr t = formal.real_type();
-  if (auto o = t->cast<c10::OptionalType>()) t = o->getElementType();
-  return t->kind() == c10::TypeKind::GeneratorType;
-}
-
 at::Tensor cpu_stand_in(const at::Tensor& t) {
   std::vector<int64_t> sizes;
   for (int64_t n : t.sizes()) sizes.push_back(std::min<int64_t>(n, 1));
@@ -66,9 +62,9 @@ void check_arguments_like_cpu(const c10::OperatorHandle& handle, const torch::ji
   for (size_t i = 0; i < nargs; ++i) {
     const c10::IValue& v = stack[first + i];
     // None too: it would draw from (and advance) the CPU's default generator
-    if (is_generator(formals[i])) cpu.emplace_back(at::detail::createCPUGenerator(0));
+    if (formal_kind(formals[i]) == c10::TypeKind::GeneratorType) cpu.emplace_back(at::detail::createCPUGenerator(0));
     else if (v.isTensor() && v.toTensor().defined()) cpu.emplace_back(cpu_stand_in(v.toTensor()));
-    else if (v.isTensorList() || (v.isList() && !v.isIntList() && !v.isDoubleList() && !v.isBoolList())) return;
+    else if (is_tensors_list(v)) return;
     else cpu.push_back(v);
   }
   try {

@@ -10,6 +10,8 @@
 // differs from the result's.
 #include "eager/out_dtype_check.h"
 
+#include "eager/argument_kinds.h"
+
 #include <ATen/ATen.h>
 
 #include <string>
@@ -58,7 +60,7 @@ void check_out_dtypes_like_cpu(const c10::OperatorHandle& handle, const torch::j
     if (v.isTensor()) {
       const at::Tensor& t = v.toTensor();
       cpu.emplace_back(t.defined() ? c10::IValue(empty_cpu_like(t)) : v);
-    } else if (v.isTensorList() || (v.isList() && !v.isIntList() && !v.isDoubleList() && !v.isBoolList())) {
+    } else if (is_tensors_list(v)) {
       return;  // tensor lists are no pointwise op's arguments
     } else {
       cpu.push_back(v);

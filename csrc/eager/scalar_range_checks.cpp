@@ -88,12 +88,12 @@ const std::map<std::string, std::vector<Checked>>& table() {
 // The call's result type: every tensor and number argument promoted, as the
 // CPU's TensorIterator computes its common dtype (add(float, 1 - 2j, alpha=2j)
 // is complex, so its alpha fits).
-c10::ScalarType result_of_call(const torch::jit::Stack& stack, size_t first, size_t nargs) {
+c10::ScalarType result_of_call(const torch::jit::Stack& stack, size_t first, size_t nargs, bool with_numbers = true) {
   at::native::ResultTypeState state{};
   for (size_t i = 0; i < nargs; ++i) {
     const c10::IValue& v = stack[first + i];
     if (v.isTensor() && v.toTensor().defined()) state = at::native::update_result_type_state(v.toTensor(), state);
-    else if (v.isScalar()) state = at::native::update_result_type_state(v.toScalar(), state);
+    else if (with_numbers && v.isScalar()) state = at::native::update_result_type_state(v.toScalar(), state);
   }
   return at::native::result_type(state);
 }
@@ -117,11 +117,7 @@ c10::ScalarType target_type(Target t, const at::Tensor& self, const torch::jit::
     case kFloatResult: return c10::isIntegralType(d, /*includeBool=*/true) ? c10::typeMetaToScalarType(c10::get_default_dtype()) : d;
     case kSelfOrDoubleIfHalfAndEmpty: return half && any_empty_tensor(stack, first, nargs) ? c10::kDouble : d;
     case kTensorsOpmath: {
-      at::native::ResultTypeState state{};
-      for (size_t i = 0; i < nargs; ++i)
-        if (stack[first + i].isTensor() && stack[first + i].toTensor().defined())
-          state = at::native::update_result_type_state(stack[first + i].toTensor(), state);
-      c10::ScalarType r = at::native::result_type(state);
+      c10::ScalarType r = result_of_call(stack, first, nargs, /*with_numbers=*/false);
       return r == c10::kHalf || r == c10::kBFloat16 ? c10::kFloat : r;
     }
   }
