@@ -93,7 +93,7 @@ struct OpStatics {
   bool is_index_tensor;
   bool meta_reads_values;  // its meta override reads tensor values: never the out= memo's sizes
   std::vector<ScalarRangeCheck> scalar_checks;  // numbers the CPU kernel range-checks
-  CpuArgumentCheck cpu_check;                   // arguments only the CPU kernel checks
+  CpuArgumentChecks cpu_checks;                 // arguments only the CPU kernel checks
   bool out_apart;  // its out= may not be any input, not even all of one (the CPU's assert_no_overlap)
 };
 
@@ -116,7 +116,7 @@ const OpStatics& statics_of(const c10::FunctionSchema& schema) {
   s.is_index_tensor = schema.name() == "aten::index" && schema.overload_name() == "Tensor";
   s.meta_reads_values = meta_override_reads_values(schema.operator_name());
   s.scalar_checks = scalar_range_checks(schema);
-  s.cpu_check = cpu_argument_check_of(schema);
+  s.cpu_checks = cpu_argument_checks_of(schema);
   s.out_apart = out_must_be_apart(schema);
   return known.emplace(&schema, std::move(s)).first->second;
 }
@@ -136,7 +136,8 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
     }
   }
   if (!statics.scalar_checks.empty()) check_scalar_ranges(statics.scalar_checks, *stack, first, nargs);
-  if (statics.cpu_check == CpuArgumentCheck::kEveryCall) check_arguments_like_cpu(handle, *stack, first, nargs);
+  if (statics.cpu_checks.asked_now(CpuArgumentCheck::kEveryCall, *stack, first))
+    check_arguments_like_cpu(handle, *stack, first, nargs);
   PooledCall pooled;
   ParsedCall& p = *pooled;
   parse_call(schema, statics.op, *stack, first, p);
@@ -249,7 +250,8 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
     // The default dtype and matmul precision are key fields too, read here
     // (still inside this call) so a hit pays for neither.
     check_float8_support(schema, *stack, first);
-    if (statics.cpu_check == CpuArgumentCheck::kAtBuild) check_arguments_like_cpu(handle, *stack, first, nargs);
+    if (statics.cpu_checks.asked_now(CpuArgumentCheck::kAtBuild, *stack, first))
+      check_arguments_like_cpu(handle, *stack, first, nargs);
     ops::OpCall call;
     call.op = variant.rule;
     call.default_float = to_hlo(c10::typeMetaToScalarType(c10::get_default_dtype()));

@@ -13,6 +13,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,12 +29,22 @@ const std::set<std::string>& checked_at_build() {
   return ops;
 }
 
-const std::set<std::string>& checked_every_call() {
-  // a Scalar argument is a runtime operand: a cached program never sees it
-  // (leaky_relu/elu backward: their in-place form refuses a negative slope)
-  static const std::set<std::string> ops = {"softshrink",          "softshrink.out",      "renorm",
-                                            "renorm.out",          "renorm_",             "leaky_relu_backward",
-                                            "leaky_relu_backward.grad_input", "elu_backward", "elu_backward.grad_input"};
+// a Scalar argument is a runtime operand: a cached program never sees it.
+// Op -> the bool argument its check needs true ("": always asked): the
+// backward of an in-place leaky_relu/elu refuses a negative slope, and only
+// that form (self_is_result / is_result) pays for asking.
+const std::map<std::string, std::string>& checked_every_call() {
+  static const std::map<std::string, std::string> ops = {
+      {"softshrink", ""},
+      {"softshrink.out", ""},
+      {"renorm", ""},
+      {"renorm.out", ""},
+      {"renorm_", ""},
+      {"leaky_relu_backward", "self_is_result"},
+      {"leaky_relu_backward.grad_input", "self_is_result"},
+      {"elu_backward", "is_result"},
+      {"elu_backward.grad_input", "is_result"},
+  };
   return ops;
 }
 
@@ -45,14 +56,24 @@ at::Tensor cpu_stand_in(const at::Tensor& t) {
 
 }  // namespace
 
-CpuArgumentCheck cpu_argument_check_of(const c10::FunctionSchema& schema) {
+CpuArgumentChecks cpu_argument_checks_of(const c10::FunctionSchema& schema) {
+  CpuArgumentChecks checks;
   std::string n = schema.name();
-  if (n.rfind("aten::", 0) != 0) return CpuArgumentCheck::kNone;
+  if (n.rfind("aten::", 0) != 0) return checks;
   n = n.substr(6);
   std::string full = schema.overload_name().empty() ? n : n + "." + schema.overload_name();
-  if (checked_every_call().count(full)) return CpuArgumentCheck::kEveryCall;
-  if (checked_at_build().count(full) || checked_at_build().count(n)) return CpuArgumentCheck::kAtBuild;
-  return CpuArgumentCheck::kNone;
+  auto every = checked_every_call().find(full);
+  if (every != checked_every_call().end()) {
+    checks.when = CpuArgumentCheck::kEveryCall;
+    if (!every->second.empty()) {
+      auto i = schema.argumentIndexWithName(every->second);
+      TORCH_CHECK(i.has_value(), "torch_tpu: ", full, " has no argument ", every->second);
+      checks.only_if = static_cast<int>(*i);
+    }
+  } else if (checked_at_build().count(full) || checked_at_build().count(n)) {
+    checks.when = CpuArgumentCheck::kAtBuild;
+  }
+  return checks;
 }
 
 void check_arguments_like_cpu(const c10::OperatorHandle& handle, const torch::jit::Stack& stack, size_t first,

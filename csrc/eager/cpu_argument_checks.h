@@ -15,7 +15,16 @@ enum class CpuArgumentCheck {
   kEveryCall,  // a checked number is a runtime operand: asked on every call
 };
 
-CpuArgumentCheck cpu_argument_check_of(const c10::FunctionSchema& schema);
+struct CpuArgumentChecks {
+  CpuArgumentCheck when = CpuArgumentCheck::kNone;
+  int only_if = -1;  // schema position of a bool argument the check needs true, or -1
+  // Whether this call is asked (a kEveryCall op whose check cannot fire is not).
+  bool asked_now(CpuArgumentCheck at, const torch::jit::Stack& stack, size_t first) const {
+    return when == at && (only_if < 0 || stack[first + only_if].toBool());
+  }
+};
+
+CpuArgumentChecks cpu_argument_checks_of(const c10::FunctionSchema& schema);
 
 // Raises what the CPU kernel raises for these arguments (but not its
 // NotImplementedError for a dtype it lacks, which tpu computes).
