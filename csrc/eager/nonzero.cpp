@@ -2,6 +2,8 @@
 // (like CUDA) the count is read to the host first; a second program, compiled
 // per count, produces the indices. x[mask] becomes x[mask.nonzero().unbind(1)].
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/native/Resize.h>
 #include <ATen/ops/index.h>
 #include <ATen/ops/nonzero.h>
 #include <torch/library.h>
@@ -121,9 +123,25 @@ at::Tensor tpu_masked_select(const at::Tensor& self, const at::Tensor& mask) {
   return index_with_masks(scalar ? s->reshape({1}) : *s, indices);
 }
 
+// The out= form, with the CPU kernel's checks in its order: an out that is
+// the input (masked_select(x, m, out=x)) is refused, as on the CPU; run on
+// the CPU as a fallback it computed, the copy hiding the aliasing.
+at::Tensor& tpu_masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
+  TORCH_CHECK(self.scalar_type() == out.scalar_type(), "masked_select(): self and result must have the same scalar type");
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  at::assert_no_overlap(out, mask);
+  at::Tensor selected = tpu_masked_select(self, mask);
+  at::native::resize_output(out, selected.sizes());
+  out.copy_(selected);
+  return out;
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nonzero", tpu_nonzero);
   m.impl("masked_select", tpu_masked_select);
+  m.impl("masked_select.out", tpu_masked_select_out);
 }
 
 }  // namespace torch_tpu::eager

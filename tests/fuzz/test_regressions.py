@@ -421,6 +421,11 @@ def test_argument_checks_only_the_cpu_kernel_makes(assert_parity):
             x, torch.tensor([1, 0], device=d), out=x))(torch.arange(2.0, device=d)),
         "index_select into an out= that is its input": lambda d: (lambda x: torch.index_select(
             x, 0, torch.tensor([1, 0], device=d), out=x))(torch.arange(2.0, device=d)),
+        # Ran as a CPU fallback, whose copy of x hid the aliasing; now native.
+        "masked_select into an out= that is its input": lambda d: (lambda x: torch.masked_select(
+            x, x > 0, out=x))(torch.arange(3.0, device=d)),
+        "masked_select into an out= of another dtype": lambda d: (lambda x: torch.masked_select(
+            x, x > 0, out=torch.empty(0, dtype=torch.long, device=d)))(torch.arange(3.0, device=d)),
     })
 
 
