@@ -4,6 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from harness import check, check_inplace, check_raises_like_cpu, make, to_tpu
+from tiers import pairwise
 
 FLOATS = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
 SHAPES = [(), (0,), (7,), (3, 5), (2, 0, 3)]
@@ -53,9 +54,7 @@ FORWARDS = {
 }
 
 
-@pytest.mark.parametrize("name", FORWARDS)
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize(*pairwise("name", FORWARDS, "dtype", FLOATS, "shape", SHAPES))
 def test_forward(name, dtype, shape):
     check(FORWARDS[name], make(shape, dtype))
 

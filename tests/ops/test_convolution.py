@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from harness import check, check_raises_like_cpu, make, to_tpu
+from tiers import pairwise
 
 DTYPES = [torch.float32, torch.bfloat16]
 CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
@@ -55,9 +56,7 @@ FORWARD_CASES = [
 ]
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("n", [1, 2, 3])
-@pytest.mark.parametrize("stride,padding,dilation,groups,bias", FORWARD_CASES, ids=str)
+@pytest.mark.parametrize(*pairwise("dtype", DTYPES, "n", [1, 2, 3], "stride,padding,dilation,groups,bias", FORWARD_CASES))
 def test_conv(dtype, n, stride, padding, dilation, groups, bias):
     x = mk((2, 4) + spatial(n, (7, 6, 5)), dtype)
     w = mk((6, 4 // groups) + spatial(n, 3), dtype, seed=1)
@@ -77,9 +76,8 @@ TRANSPOSED_CASES = [
 ]
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("n", [1, 2, 3])
-@pytest.mark.parametrize("stride,padding,output_padding,dilation,groups", TRANSPOSED_CASES, ids=str)
+@pytest.mark.parametrize(*pairwise("dtype", DTYPES, "n", [1, 2, 3],
+                                  "stride,padding,output_padding,dilation,groups", TRANSPOSED_CASES))
 def test_conv_transpose(dtype, n, stride, padding, output_padding, dilation, groups):
     x = mk((2, 4) + spatial(n, (6, 5, 5)), dtype)
     w = mk((4, 6 // groups) + spatial(n, 3), dtype, seed=1)

@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from harness import check_raises_like_cpu, make, to_tpu
+from tiers import pairwise
 
 aten = torch.ops.aten
 
@@ -46,11 +47,9 @@ LENGTHS = [  # (T, input_lengths, target_lengths, S)
 ]
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
-@pytest.mark.parametrize("case", range(len(LENGTHS)))
-@pytest.mark.parametrize("layout", ["padded", "concatenated"])
-@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
-@pytest.mark.parametrize("zero_infinity", [False, True])
+@pytest.mark.parametrize(*pairwise("dtype", [torch.float32, torch.float64], "case", range(len(LENGTHS)),
+                                  "layout", ["padded", "concatenated"], "reduction", ["none", "mean", "sum"],
+                                  "zero_infinity", [False, True]))
 def test_ctc_loss(dtype, case, layout, reduction, zero_infinity):
     T, il, tl, S = LENGTHS[case]
     B, C, blank = len(il), 6, 0

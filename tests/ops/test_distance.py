@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from harness import check, check_raises_like_cpu, make, to_cpu, to_tpu
+from tiers import pairwise
 
 PS = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, math.inf]
 
@@ -24,10 +25,9 @@ def grads_like_cpu(fn, *inputs, seed=5):
         torch.testing.assert_close(to_cpu(d.grad), c.grad)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("p", PS)
-@pytest.mark.parametrize("shapes", [((4, 3), (5, 3)), ((2, 4, 3), (2, 6, 3)), ((2, 1, 4, 3), (3, 5, 3)),
-                                    ((30, 4), (7, 4)), ((1, 1), (1, 1))], ids=str)
+@pytest.mark.parametrize(*pairwise("dtype", [torch.float32, torch.float64], "p", PS,
+                                  "shapes", [((4, 3), (5, 3)), ((2, 4, 3), (2, 6, 3)), ((2, 1, 4, 3), (3, 5, 3)),
+                                             ((30, 4), (7, 4)), ((1, 1), (1, 1))]))
 def test_cdist(dtype, p, shapes):
     a = make(shapes[0], dtype, seed=1)
     b = make(shapes[1], dtype, seed=2)
@@ -82,9 +82,8 @@ def test_cdist_backward_direct():
         check(lambda *t: torch.ops.aten._cdist_backward(t[0], t[1], t[2], p, t[3]), g, a, b, torch.cdist(a, b, p=p))
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("p", PS)
-@pytest.mark.parametrize("shape", [(5, 3), (2, 4), (1, 3), (0, 3), (4, 0), (9, 17)], ids=str)
+@pytest.mark.parametrize(*pairwise("dtype", [torch.float32, torch.float64], "p", PS,
+                                  "shape", [(5, 3), (2, 4), (1, 3), (0, 3), (4, 0), (9, 17)]))
 def test_pdist(dtype, p, shape):
     a = make(shape, dtype, seed=1)
     check(lambda x: torch.pdist(x, p=p), a)

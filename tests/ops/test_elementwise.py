@@ -4,6 +4,7 @@ the fused lerp/addcmul/addcdiv, against the CPU."""
 import pytest
 import torch
 from harness import check, check_inplace, check_raises_like_cpu, make, to_tpu
+from tiers import pairwise
 
 F32, F64, BF16, F16 = torch.float32, torch.float64, torch.bfloat16, torch.float16
 I8, I32, I64, U8, BOOL = torch.int8, torch.int32, torch.int64, torch.uint8, torch.bool
@@ -140,9 +141,7 @@ SCALAR_OPS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(SCALAR_OPS))
-@pytest.mark.parametrize("dtype", [F32, BF16, I32])
-@pytest.mark.parametrize("scalar", [2, -2.5])
+@pytest.mark.parametrize(*pairwise("name", sorted(SCALAR_OPS), "dtype", [F32, BF16, I32], "scalar", [2, -2.5]))
 def test_python_scalar(name, dtype, scalar):
     x = make((2, 3), dtype, seed=3, low=1, high=4)
     if name in ("rdiv", "rmod") and not dtype.is_floating_point:

@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from harness import check, check_raises_like_cpu, make, to_cpu, to_tpu
-from tiers import tiered
+from tiers import pairwise
 
 aten = torch.ops.aten
 DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
@@ -26,11 +26,8 @@ CASES = [  # (offsets, include_last_offset)
 ]
 
 
-@pytest.mark.parametrize("dtype", tiered(DTYPES, [torch.float32, torch.bfloat16]), ids=str)  # all: long tier
-@pytest.mark.parametrize("mode", list(MODES), ids=str)
-@pytest.mark.parametrize("padding_idx", [-1, 4, 7])
-@pytest.mark.parametrize("case", range(len(CASES)))
-@pytest.mark.parametrize("op", ["_embedding_bag", "_embedding_bag_forward_only"])
+@pytest.mark.parametrize(*pairwise("dtype", DTYPES, "mode", list(MODES), "padding_idx", [-1, 4, 7],
+                                  "case", range(len(CASES)), "op", ["_embedding_bag", "_embedding_bag_forward_only"]))
 def test_forward_aux_outputs(dtype, mode, padding_idx, case, op):
     offsets, ilo = CASES[case]
     fn = getattr(aten, op)
@@ -102,10 +99,8 @@ def _functional_grads(dtype, mode, per_sample=False, padding_idx=None, scale_gra
         torch.testing.assert_close(g.cpu(), e)
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("mode", list(MODES), ids=str)
-@pytest.mark.parametrize("padding_idx", [None, 4])
-@pytest.mark.parametrize("two_d", [False, True])
+@pytest.mark.parametrize(*pairwise("dtype", DTYPES, "mode", list(MODES), "padding_idx", [None, 4],
+                                  "two_d", [False, True]))
 def test_backward(dtype, mode, padding_idx, two_d):
     _functional_grads(dtype, mode, padding_idx=padding_idx, two_d=two_d)
 

@@ -3,6 +3,7 @@ import pytest
 import torch
 
 from harness import check, make, to_tpu
+from tiers import pairwise
 
 NORMS = [None, "ortho", "forward"]
 
@@ -17,9 +18,8 @@ N_DIM = {
 }
 
 
-@pytest.mark.parametrize("norm", NORMS, ids=str)
-@pytest.mark.parametrize("name", ONE_DIM)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool, torch.complex64], ids=str)
+@pytest.mark.parametrize(*pairwise("name", ONE_DIM, "dtype", [torch.float32, torch.int64, torch.bool, torch.complex64],
+                                  "norm", NORMS))
 def test_one_dim(name, dtype, norm):
     fn = ONE_DIM[name]
     if dtype.is_complex and name in ("rfft", "ihfft"):

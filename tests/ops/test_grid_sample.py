@@ -6,10 +6,11 @@ import torch
 import torch.nn.functional as F
 
 from harness import check, check_grads, check_raises_like_cpu, make
+from tiers import pairwise
 
 MODES = {2: ["bilinear", "nearest", "bicubic"], 3: ["bilinear", "nearest"]}
 PADS = ["zeros", "border", "reflection"]
-CASES = [(nd, m, p, a) for nd in (2, 3) for m in MODES[nd] for p in PADS for a in (False, True)]
+ND_MODES = [(nd, m) for nd in (2, 3) for m in MODES[nd]]
 
 
 def inputs(nd, dtype, seed=0, noncontiguous=False):
@@ -25,7 +26,7 @@ def sample(mode, pad, align):
     return lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=pad, align_corners=align)
 
 
-@pytest.mark.parametrize("nd,mode,pad,align", CASES)
+@pytest.mark.parametrize(*pairwise("nd,mode", ND_MODES, "pad", PADS, "align", [False, True]))
 def test_forward_and_backward(nd, mode, pad, align):
     fn = sample(mode, pad, align)
     check(fn, *inputs(nd, torch.float32))

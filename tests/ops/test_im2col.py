@@ -4,15 +4,15 @@ import torch
 import torch.nn.functional as F
 
 from harness import check, check_grads, check_raises_like_cpu, make
+from tiers import pairwise
 
 
 # kernel, dilation, padding, stride
 GEOMETRIES = [((2, 3), 1, 0, 1), ((3, 3), (2, 1), (1, 2), (2, 1)), (1, 1, 0, 1), ((2, 2), 1, 1, 2), ((4, 2), 1, (0, 1), 3)]
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64], ids=str)
-@pytest.mark.parametrize("geo", range(len(GEOMETRIES)))
-@pytest.mark.parametrize("batched", [True, False])
+@pytest.mark.parametrize(*pairwise("dtype", [torch.float32, torch.bfloat16, torch.float64], "geo", range(len(GEOMETRIES)),
+                                  "batched", [True, False]))
 def test_unfold_fold(dtype, geo, batched):
     k, d, p, s = GEOMETRIES[geo]
     shape = (2, 3, 7, 8) if batched else (3, 7, 8)

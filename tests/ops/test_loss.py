@@ -5,6 +5,7 @@ import torch.nn.functional as F
 from torch.testing import assert_close
 
 from harness import check, check_grads, check_raises_like_cpu, make, to_tpu
+from tiers import pairwise
 
 REDUCTIONS = ["none", "mean", "sum"]
 
@@ -25,9 +26,8 @@ def check_grads(fn, *inputs, **tol):
         torch.testing.assert_close(g.cpu(), e, equal_nan=True, **tol)
 
 
-@pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
+@pytest.mark.parametrize(*pairwise("reduction", REDUCTIONS, "weighted", [False, True],
+                                  "dtype", [torch.float32, torch.float64, torch.bfloat16]))
 def test_nll_loss(reduction, weighted, dtype):
     x = torch.log_softmax(make((6, 5), torch.float32), 1).to(dtype)
     target = torch.tensor([1, 0, 4, -100, 2, 4])
@@ -80,9 +80,8 @@ def test_cross_entropy(reduction, dtype):
                 target.clamp(0), **tol)
 
 
-@pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("shape", [(), (0,), (7,), (3, 4), (2, 0, 3)], ids=str)
+@pytest.mark.parametrize(*pairwise("reduction", REDUCTIONS, "dtype", [torch.float32, torch.float64, torch.bfloat16],
+                                  "shape", [(), (0,), (7,), (3, 4), (2, 0, 3)]))
 def test_mse_loss(reduction, dtype, shape):
     a, b = make(shape, dtype, seed=1), make(shape, dtype, seed=2)
     fn = lambda x, y: F.mse_loss(x, y, reduction=reduction)  # noqa: E731
@@ -120,10 +119,9 @@ def test_cross_entropy_spatial(reduction):
 # --- smooth_l1, huber, l1, binary cross entropy, and composite losses ---
 
 
-@pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("shape", [(), (7,), (3, 4), (2, 0, 3)], ids=str)
-@pytest.mark.parametrize("name", ["smooth_l1", "smooth_l1_beta0", "huber", "l1", "soft_margin"])
+@pytest.mark.parametrize(*pairwise("reduction", REDUCTIONS, "dtype", [torch.float32, torch.float64, torch.bfloat16],
+                                  "shape", [(), (7,), (3, 4), (2, 0, 3)],
+                                  "name", ["smooth_l1", "smooth_l1_beta0", "huber", "l1", "soft_margin"]))
 def test_pointwise_losses(reduction, dtype, shape, name):
     fns = {
         "smooth_l1": lambda x, y: F.smooth_l1_loss(x, y, reduction=reduction, beta=1.5),
@@ -142,9 +140,8 @@ def test_pointwise_losses(reduction, dtype, shape, name):
         check_grads(fns[name], a, b, **tol)
 
 
-@pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize(*pairwise("reduction", REDUCTIONS, "dtype", [torch.float32, torch.float64, torch.bfloat16],
+                                  "weighted", [False, True]))
 def test_binary_cross_entropy(reduction, dtype, weighted):
     x = make((4, 5), dtype, low=0.0, high=1.0, seed=1)
     x[0, 0], x[0, 1] = 0.0, 1.0  # log clamps at -100
@@ -175,9 +172,8 @@ def test_binary_cross_entropy_bad_input():
         assert f"all elements of {which} should be between 0 and 1" in str(e), e
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16], ids=str)
-@pytest.mark.parametrize("reduction", [0, 1, 2])
-@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize(*pairwise("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16],
+                                  "reduction", [0, 1, 2], "weighted", [False, True]))
 def test_binary_cross_entropy_backward_is_the_cpus_kernel(dtype, reduction, weighted):
     # grad * (x - y) / max((1 - x) * x, 1e-12f), each step rounded to the
     # dtype, then the weight, then 1/n: bit for bit. 1e-12 is 0 in float16
@@ -235,9 +231,8 @@ def test_binary_cross_entropy_dtype_mismatch_raises_like_cpu(dtypes):
 
 
 # huber_loss keeps the input's dtype on the CPU, whatever the target's (the meta kernel promotes).
-@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
-@pytest.mark.parametrize("shapes", [((5,), ()), ((5,), (5,)), ((), (5,))], ids=str)
-@pytest.mark.parametrize("dtypes", [(torch.float32, torch.float64), (torch.float64, torch.float32)], ids=str)
+@pytest.mark.parametrize(*pairwise("reduction", ["none", "mean", "sum"], "shapes", [((5,), ()), ((5,), (5,)), ((), (5,))],
+                                  "dtypes", [(torch.float32, torch.float64), (torch.float64, torch.float32)]))
 def test_huber_loss_mixed_dtype_keeps_input_dtype(reduction, shapes, dtypes):
     x = make(shapes[0], dtypes[0])
     y = make(shapes[1], dtypes[1], seed=1)

@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from harness import check, check_inplace, check_raises_like_cpu, make, to_tpu
+from tiers import pairwise
 
 FLOATS = [torch.float32, torch.bfloat16]
 INTS = [torch.int8, torch.int32, torch.int64, torch.uint8]
@@ -99,9 +100,8 @@ def test_shift_rejects_like_cpu(dtype):
 
 # --- renorm ------------------------------------------------------------------
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
-@pytest.mark.parametrize("p", [1, 2, 1.5, 3, float("inf")], ids=str)
-@pytest.mark.parametrize("shape,dim", [((4, 5), 0), ((4, 5), 1), ((2, 3, 4), -1), ((0, 3), 0), ((3, 0), 1)], ids=str)
+@pytest.mark.parametrize(*pairwise("dtype", FLOATS, "p", [1, 2, 1.5, 3, float("inf")],
+                                  "shape,dim", [((4, 5), 0), ((4, 5), 1), ((2, 3, 4), -1), ((0, 3), 0), ((3, 0), 1)]))
 def test_renorm(dtype, p, shape, dim):
     x = make(shape, dtype)
     if p == float("inf") and 0 in shape[:dim] + shape[dim + 1:]:  # the CPU's inf norm over nothing raises
@@ -180,9 +180,8 @@ def test_max_unpool_bad_index_raises():
 
 # --- nonzero_static ------------------------------------------------------------
 
-@pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.bool], ids=str)
-@pytest.mark.parametrize("shape", [(), (0,), (7,), (3, 4), (2, 0, 3), (2, 3, 2)], ids=str)
-@pytest.mark.parametrize("size", [0, 3, 30])
+@pytest.mark.parametrize(*pairwise("dtype", FLOATS + [torch.int64, torch.bool],
+                                  "shape", [(), (0,), (7,), (3, 4), (2, 0, 3), (2, 3, 2)], "size", [0, 3, 30]))
 def test_nonzero_static(dtype, shape, size):
     x = make(shape, dtype, low=-1, high=1) if dtype != torch.bool else make(shape, dtype)
     check(lambda t: torch.nonzero_static(t, size=size), x)
@@ -251,9 +250,8 @@ def small_values(shape, dtype, seed=0):
         make(shape, dtype, seed=seed, low=-2, high=2)
 
 
-@pytest.mark.parametrize("dtype", UNIQUE_DTYPES, ids=str)
-@pytest.mark.parametrize("shape", [(), (0,), (1,), (9,), (3, 4), (2, 0, 3)], ids=str)
-@pytest.mark.parametrize("inverse,counts", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize(*pairwise("dtype", UNIQUE_DTYPES, "shape", [(), (0,), (1,), (9,), (3, 4), (2, 0, 3)],
+                                  "inverse,counts", [(False, False), (True, False), (False, True), (True, True)]))
 def test_unique(dtype, shape, inverse, counts):
     x = small_values(shape, dtype)
     for s in (True, False):

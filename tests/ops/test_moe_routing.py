@@ -4,12 +4,13 @@ import pytest
 import torch
 
 from harness import check, check_raises_like_cpu, make
+from tiers import pairwise
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("kw", [dict(bins=4, min=0, max=3), dict(bins=10), dict(bins=7, min=-1, max=0.7),
-                                dict(bins=1, min=-2, max=2)], ids=str)
-@pytest.mark.parametrize("shape", [(1000,), (5, 7), (), (2,)], ids=str)
+@pytest.mark.parametrize(*pairwise("dtype", [torch.float32, torch.bfloat16],
+                                  "kw", [dict(bins=4, min=0, max=3), dict(bins=10), dict(bins=7, min=-1, max=0.7),
+                                         dict(bins=1, min=-2, max=2)],
+                                  "shape", [(1000,), (5, 7), (), (2,)]))
 def test_histc_matches_cpu(dtype, kw, shape):
     if dtype == torch.bfloat16 and shape == (1000,):
         # The CPU counts in bfloat16 one element at a time, so counts stop

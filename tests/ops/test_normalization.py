@@ -4,14 +4,14 @@ import torch
 import torch.nn.functional as F
 
 from harness import check, check_grads, check_raises_like_cpu, make, to_tpu
+from tiers import pairwise
 
 FLOATS = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
-@pytest.mark.parametrize("shape,norm", [((5,), (5,)), ((3, 4), (4,)), ((2, 3, 4), (3, 4)), ((0, 4), (4,)),
-                                        ((2, 0, 3), (3,))], ids=str)
-@pytest.mark.parametrize("affine", ["none", "weight", "both"])
+@pytest.mark.parametrize(*pairwise("dtype", FLOATS, "shape,norm", [((5,), (5,)), ((3, 4), (4,)), ((2, 3, 4), (3, 4)),
+                                                                    ((0, 4), (4,)), ((2, 0, 3), (3,))],
+                                  "affine", ["none", "weight", "both"]))
 def test_layer_norm_forward(dtype, shape, norm, affine):
     x = make(shape, dtype)
     w = make(norm, dtype, seed=1) if affine != "none" else None
@@ -80,9 +80,8 @@ def test_rms_norm(dtype):
         check_grads(lambda t, ww: F.rms_norm(t, (8,), ww), x, w)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("padding_idx", [None, 2, -1])
-@pytest.mark.parametrize("scale", [False, True])
+@pytest.mark.parametrize(*pairwise("dtype", [torch.float32, torch.float64, torch.bfloat16],
+                                  "padding_idx", [None, 2, -1], "scale", [False, True]))
 def test_embedding(dtype, padding_idx, scale):
     weight = make((10, 4), dtype)
     idx = torch.tensor([[1, 2, 3, 2], [9, 1, 1, 0]])
@@ -145,10 +144,9 @@ def bn_run(dev, dtype, shape, training, affine, track, momentum=0.1, channels_la
     return [t.detach().cpu() for t in r]
 
 
-@pytest.mark.parametrize("dtype", BN_DTYPES, ids=str)
-@pytest.mark.parametrize("shape", [(4, 3), (3, 2, 5), (2, 3, 4, 5), (2, 2, 3, 2, 3)], ids=str)
-@pytest.mark.parametrize("training", [True, False])
-@pytest.mark.parametrize("affine,track", [(True, True), (False, True), (True, False)])
+@pytest.mark.parametrize(*pairwise("dtype", BN_DTYPES, "shape", [(4, 3), (3, 2, 5), (2, 3, 4, 5), (2, 2, 3, 2, 3)],
+                                  "training", [True, False],
+                                  "affine,track", [(True, True), (False, True), (True, False)]))
 def test_batch_norm_module(dtype, shape, training, affine, track):
     if not training and not track:
         training = True  # eval without running stats uses batch statistics anyway
@@ -239,9 +237,8 @@ def test_batch_norm_bad_input():
                           torch.zeros(4), torch.ones(4))
 
 
-@pytest.mark.parametrize("dtype", BN_DTYPES, ids=str)
-@pytest.mark.parametrize("shape", [(2, 3, 5), (2, 3, 4, 5), (1, 2, 3, 2, 3)], ids=str)
-@pytest.mark.parametrize("affine", [False, True])
+@pytest.mark.parametrize(*pairwise("dtype", BN_DTYPES, "shape", [(2, 3, 5), (2, 3, 4, 5), (1, 2, 3, 2, 3)],
+                                  "affine", [False, True]))
 def test_instance_norm(dtype, shape, affine):
     c = shape[1]
     w = make((c,), dtype, seed=1) if affine else None
@@ -257,10 +254,9 @@ def test_instance_norm(dtype, shape, affine):
                    make(shape, dtype), rm, rv, **tol)
 
 
-@pytest.mark.parametrize("dtype", BN_DTYPES, ids=str)
-@pytest.mark.parametrize("shape,groups", [((2, 6, 5), 3), ((2, 4, 3, 5), 2), ((3, 6), 2), ((1, 4, 2, 3, 2), 1),
-                                          ((0, 4, 3), 2)], ids=str)
-@pytest.mark.parametrize("affine", [False, True])
+@pytest.mark.parametrize(*pairwise("dtype", BN_DTYPES, "shape,groups", [((2, 6, 5), 3), ((2, 4, 3, 5), 2), ((3, 6), 2),
+                                                                      ((1, 4, 2, 3, 2), 1), ((0, 4, 3), 2)],
+                                  "affine", [False, True]))
 def test_group_norm(dtype, shape, groups, affine):
     c = shape[1]
     w = make((c,), dtype, seed=1) if affine else None

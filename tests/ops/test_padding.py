@@ -4,6 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from harness import check, check_grads, check_raises_like_cpu, make
+from tiers import pairwise
 
 
 CASES = [
@@ -16,9 +17,8 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64], ids=str)
-@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
-@pytest.mark.parametrize("case", range(len(CASES)))
+@pytest.mark.parametrize(*pairwise("dtype", [torch.float32, torch.bfloat16, torch.float64],
+                                  "mode", ["reflect", "replicate", "circular"], "case", range(len(CASES))))
 def test_pad(dtype, mode, case):
     shape, pad = CASES[case]
     fn = lambda t: F.pad(t, pad, mode=mode)  # noqa: E731

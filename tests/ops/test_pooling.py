@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from harness import check, check_raises_like_cpu, make, to_tpu
+from tiers import pairwise
 
 DTYPES = [torch.float32, torch.bfloat16]
 MAX = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}
@@ -58,9 +59,8 @@ MAX_CASES = [
 ]
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("n", [1, 2, 3])
-@pytest.mark.parametrize("kernel,stride,padding,dilation,ceil_mode", MAX_CASES, ids=str)
+@pytest.mark.parametrize(*pairwise("dtype", DTYPES, "n", [1, 2, 3],
+                                  "kernel,stride,padding,dilation,ceil_mode", MAX_CASES))
 def test_max_pool(dtype, n, kernel, stride, padding, dilation, ceil_mode):
     def fn(x):
         return MAX[n](x, kernel, stride, padding, dilation, ceil_mode=ceil_mode, return_indices=True)
@@ -165,9 +165,7 @@ def test_avg_pool_layouts(dtype):
     check(fn, make((0, 3, 7, 6), dtype))
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("n", [1, 2, 3])
-@pytest.mark.parametrize("out", [1, 3, 4, 7, 10], ids=str)
+@pytest.mark.parametrize(*pairwise("dtype", DTYPES, "n", [1, 2, 3], "out", [1, 3, 4, 7, 10]))
 def test_adaptive_avg_pool(dtype, n, out):
     # The CPU's bfloat16 adaptive_avg_pool3d sums in bfloat16 (rounding at
     # every step; tpu sums in float32): positive values keep its error small.
@@ -194,9 +192,7 @@ def test_adaptive_avg_pool_backward_half_sums_like_the_cpu(dtype, sizes):
         torch.testing.assert_close(op(g.to("tpu"), xx.to("tpu")).cpu(), expected, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("n", [1, 2, 3])
-@pytest.mark.parametrize("out", [1, 3, 4, 7, 10], ids=str)
+@pytest.mark.parametrize(*pairwise("dtype", DTYPES, "n", [1, 2, 3], "out", [1, 3, 4, 7, 10]))
 def test_adaptive_max_pool(dtype, n, out):
     fn = lambda t: ADAPTIVE_MAX[n](t, out, return_indices=True)  # noqa: E731
     check_grads(fn, make(shape(n, sizes=(7, 9, 6)), dtype))

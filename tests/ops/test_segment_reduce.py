@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from harness import check, check_raises_like_cpu, make
+from tiers import pairwise
 
 REDUCTIONS = ["sum", "mean", "prod", "max", "min"]
 
@@ -26,9 +27,8 @@ def grads(dev, fn, x):
     return out.detach().cpu(), t.grad.cpu()
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16], ids=str)
-@pytest.mark.parametrize("reduce", REDUCTIONS)
-@pytest.mark.parametrize("initial", [None, 2.0])
+@pytest.mark.parametrize(*pairwise("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16],
+                                  "reduce", REDUCTIONS, "initial", [None, 2.0]))
 def test_lengths_and_offsets_1d(dtype, reduce, initial):
     x = data_with_specials((9,), dtype)
     lengths = torch.tensor([2, 0, 3, 1, 3])

@@ -4,6 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from harness import check, check_inplace, check_raises_like_cpu, make, to_tpu
+from tiers import pairwise
 
 DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.int32, torch.int64, torch.uint8, torch.bool]
 
@@ -86,9 +87,9 @@ def test_repeat_errors():
     check_raises_like_cpu(lambda t: t.repeat(2), make((2, 3), torch.float32))
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.int64, torch.bool], ids=str)
-@pytest.mark.parametrize("shape", [(4, 4), (3, 5), (5, 3), (2, 3, 4), (0, 3), (2, 0, 2)], ids=str)
-@pytest.mark.parametrize("diagonal", [0, 1, -2, 7])
+@pytest.mark.parametrize(*pairwise("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.int64, torch.bool],
+                                  "shape", [(4, 4), (3, 5), (5, 3), (2, 3, 4), (0, 3), (2, 0, 2)],
+                                  "diagonal", [0, 1, -2, 7]))
 def test_tril_triu(dtype, shape, diagonal):
     x = make(shape, dtype)
     check(lambda t: torch.tril(t, diagonal), x)

@@ -4,6 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from harness import check, check_inplace, check_raises_like_cpu, make, to_tpu
+from tiers import pairwise
 
 FLOATS = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
 FNS = {"softmax": F.softmax, "log_softmax": F.log_softmax}
@@ -36,10 +37,9 @@ def check_grad(fn, x):
         torch.testing.assert_close(g.cpu(), e, equal_nan=True, **tol)
 
 
-@pytest.mark.parametrize("name", FNS)
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
-@pytest.mark.parametrize("shape,dim", [((), 0), ((), -1), ((0,), 0), ((7,), 0), ((3, 5), 1), ((3, 5), 0),
-                                       ((2, 3, 4), -2), ((2, 0, 3), 1), ((2, 0, 3), 2)], ids=str)
+@pytest.mark.parametrize(*pairwise("name", FNS, "dtype", FLOATS,
+                                  "shape,dim", [((), 0), ((), -1), ((0,), 0), ((7,), 0), ((3, 5), 1), ((3, 5), 0),
+                                                ((2, 3, 4), -2), ((2, 0, 3), 1), ((2, 0, 3), 2)]))
 def test_forward(name, dtype, shape, dim):
     # The CPU's last-dim log_softmax rounds the row sum of exp to the half type
     # before the log (up to eps/2 absolute in the result); we keep it in f32.
@@ -51,9 +51,8 @@ def test_forward(name, dtype, shape, dim):
         torch.testing.assert_close(FNS[name](make(shape, dtype).to("tpu"), dim).cpu(), expect, **half_tol(dtype, 1))
 
 
-@pytest.mark.parametrize("name", FNS)
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
-@pytest.mark.parametrize("shape,dim", [((), 0), ((6,), 0), ((3, 5), 1), ((2, 3, 4), 0)], ids=str)
+@pytest.mark.parametrize(*pairwise("name", FNS, "dtype", FLOATS,
+                                  "shape,dim", [((), 0), ((6,), 0), ((3, 5), 1), ((2, 3, 4), 0)]))
 def test_backward(name, dtype, shape, dim):
     check_grad(lambda t: FNS[name](t, dim), make(shape, dtype, seed=2))
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from harness import check, check_raises_like_cpu, make, to_tpu
+from tiers import pairwise
 
 POLYS = [
     "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
@@ -44,9 +45,7 @@ def test_hermite_limit(name):
     check(getattr(torch.special, name), x, torch.tensor([30.0, 128.0, 129.0, 130.0])[None, :])
 
 
-@pytest.mark.parametrize("name", POLYS)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool], ids=str)
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize(*pairwise("name", POLYS, "dtype", [torch.float32, torch.int64, torch.bool], "shape", SHAPES))
 def test_polynomial_dtypes(name, dtype, shape):
     f = getattr(torch.special, name)
     x = make(shape, dtype, low=-2, high=2)
@@ -65,9 +64,8 @@ def test_polynomial_noncontiguous_and_scalars(name):
     check(lambda t: f(0.3, t), n)      # x_scalar
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 3, 4])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool], ids=str)
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize(*pairwise("n", [0, 1, 2, 3, 4],
+                                  "dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool], "shape", SHAPES))
 def test_polygamma(n, dtype, shape):
     check(lambda t: torch.polygamma(n, t), make(shape, dtype, low=-9, high=9))
 
@@ -103,9 +101,8 @@ def test_zeta_special_values():
     check(lambda t: torch.special.zeta(3.0, t), make((3, 4), torch.float32, low=-3, high=5, noncontiguous=True))
 
 
-@pytest.mark.parametrize("name", ["i0", "i0e", "i1", "i1e", "entr", "modified_bessel_i0"])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool], ids=str)
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize(*pairwise("name", ["i0", "i0e", "i1", "i1e", "entr", "modified_bessel_i0"],
+                                  "dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool], "shape", SHAPES))
 def test_unary(name, dtype, shape):
     if name == "modified_bessel_i0" and dtype == torch.bfloat16:
         check_raises_like_cpu(torch.special.modified_bessel_i0, make(shape, dtype))

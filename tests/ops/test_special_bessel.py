@@ -8,15 +8,14 @@ import pytest
 import torch
 
 from harness import check, check_raises_like_cpu, make
+from tiers import pairwise
 
 SHAPES = [(7,), (3, 5), (0, 4), ()]
 NAN, INF = math.nan, math.inf
 NAMES = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "spherical_bessel_j0"]
 
 
-@pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool], ids=str)
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize(*pairwise("name", NAMES, "dtype", [torch.float32, torch.int64, torch.bool], "shape", SHAPES))
 def test_dtypes(name, dtype, shape):
     check(getattr(torch.special, name), make(shape, dtype, low=-30, high=30))
 
@@ -42,9 +41,7 @@ MODIFIED = ["modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "s
             "scaled_modified_bessel_k1"]
 
 
-@pytest.mark.parametrize("name", MODIFIED)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool], ids=str)
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize(*pairwise("name", MODIFIED, "dtype", [torch.float32, torch.int64, torch.bool], "shape", SHAPES))
 def test_modified_dtypes(name, dtype, shape):
     check(getattr(torch.special, name), make(shape, dtype, low=-12, high=30))
 

@@ -4,6 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from harness import check, check_grads, make
+from tiers import pairwise
 
 DTYPES = [torch.float32, torch.bfloat16, torch.float64]
 
@@ -28,10 +29,8 @@ def interp(nd, kind, arg, mode, align=None, recompute=None):
     return lambda t: F.interpolate(t, mode=mode, **kw)
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("nd", [1, 2, 3])
-@pytest.mark.parametrize("resize", range(len(RESIZES)))
-@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+@pytest.mark.parametrize(*pairwise("dtype", DTYPES, "nd", [1, 2, 3], "resize", range(len(RESIZES)),
+                                  "mode", ["nearest", "nearest-exact"]))
 def test_nearest(dtype, nd, resize, mode):
     fn = interp(nd, *RESIZES[resize], mode)
     x = make(SHAPES[nd], dtype)
@@ -39,10 +38,8 @@ def test_nearest(dtype, nd, resize, mode):
     check_grads(fn, x)
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("nd,mode", [(1, "linear"), (2, "bilinear"), (3, "trilinear"), (2, "bicubic")])
-@pytest.mark.parametrize("resize", range(len(RESIZES)))
-@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize(*pairwise("dtype", DTYPES, "nd,mode", [(1, "linear"), (2, "bilinear"), (3, "trilinear"), (2, "bicubic")],
+                                  "resize", range(len(RESIZES)), "align", [False, True]))
 def test_linear(dtype, nd, mode, resize, align):
     kind, arg = RESIZES[resize]
     fn = interp(nd, kind, arg, mode, align)
@@ -69,10 +66,8 @@ def test_nearest_uint8_and_layouts():
     check_grads(lambda t: F.interpolate(t, size=(7, 3), mode="bilinear"), x.transpose(2, 3))
 
 
-@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
-@pytest.mark.parametrize("channels", [3, 5])
-@pytest.mark.parametrize("resize", range(len(RESIZES)))
-@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize(*pairwise("mode", ["bilinear", "bicubic"], "channels", [3, 5], "resize", range(len(RESIZES)),
+                                  "align", [False, True]))
 def test_uint8_fixed_point(mode, channels, resize, align):
     """uint8 bilinear/bicubic: the CPU's int16 fixed-point weights, bit for bit
     (full-range pixels, so rounding and the bicubic overshoot clamp show)."""

@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from harness import check, check_raises_like_cpu, make, to_cpu, to_tpu
+from tiers import pairwise
 
 SIZES = [((2, 3, 10, 12), (4, 5)), ((1, 2, 7, 9), (13, 4)), ((1, 1, 32, 20), (5, 7)), ((2, 4, 6, 6), (6, 3)),
          ((1, 3, 5, 8), (5, 8)), ((1, 2, 40, 3), (3, 9))]
@@ -14,10 +15,8 @@ def resize(mode, size=None, scale=None, align=False):
     return lambda t: F.interpolate(t, size=size, scale_factor=scale, mode=mode, antialias=True, align_corners=align)
 
 
-@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("shape,size", SIZES, ids=str)
-@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize(*pairwise("mode", ["bilinear", "bicubic"], "dtype", [torch.float32, torch.float64],
+                                  "shape,size", SIZES, "align", [False, True]))
 def test_forward_backward(mode, dtype, shape, size, align):
     x = make(shape, dtype, seed=1)
     check(resize(mode, size=size, align=align), x)
@@ -38,9 +37,9 @@ def test_scale_factor(mode, scale):
     check(lambda t: F.interpolate(t, scale_factor=scale, mode=mode, antialias=True, recompute_scale_factor=True), x)
 
 
-@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
-@pytest.mark.parametrize("channels", [1, 3, 4, 6])  # <= 4 takes the CPU's AVX kernel, more the generic one
-@pytest.mark.parametrize("size", [(5, 7), (31, 9), (16, 40)], ids=str)
+# channels <= 4 takes the CPU's AVX kernel, more the generic one
+@pytest.mark.parametrize(*pairwise("mode", ["bilinear", "bicubic"], "channels", [1, 3, 4, 6],
+                                  "size", [(5, 7), (31, 9), (16, 40)]))
 def test_uint8_exact(mode, channels, size):
     x = make((2, channels, 16, 20), torch.uint8, seed=4, low=0, high=255)
     expect = resize(mode, size=size)(x)
