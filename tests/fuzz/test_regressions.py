@@ -408,6 +408,10 @@ def test_argument_checks_only_the_cpu_kernel_makes(assert_parity):
         "mode over an empty dim": lambda d: torch.mode(torch.ones(2, 0, device=d), 1),
         "median over an empty dim": lambda d: torch.median(torch.ones(2, 0, device=d), -1),
         "nanmedian over an empty dim": lambda d: torch.nanmedian(torch.ones(0, 0, device=d), 1),
+        # PyTorch's meta kernel checked k's range first (a RuntimeError, not the CPU's IndexError).
+        "kthvalue over an empty dim": lambda d: torch.kthvalue(torch.ones(2, 0, device=d), 1, 1),
+        "kthvalue over an empty dim, out=": lambda d: torch.kthvalue(
+            torch.ones(0, device=d), 1, 0, out=(torch.empty(0, device=d), torch.empty(0, dtype=torch.long, device=d))),
         "searchsorted with a float sorter": lambda d: torch.searchsorted(
             torch.tensor([1.0, 2.0], device=d), torch.tensor([1.5], device=d),
             sorter=torch.tensor([0.0, 1.0], device=d)),

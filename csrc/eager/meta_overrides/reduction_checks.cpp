@@ -2,7 +2,8 @@
 // the CPU and CUDA run) reduces every dim into a 0-d sum, then adds the max
 // it kept as [1, ..., 1] in place, which raises; the meta kernel returns the
 // [1, ..., 1] shape instead. Raise as the CPU does (an empty self skips that
-// path there: a 0-d -inf). hash_tensor and segment_reduce: the CPU's checks.
+// path there: a 0-d -inf). hash_tensor, segment_reduce and kthvalue: the
+// CPU's checks.
 #include "eager/meta_overrides/registry.h"
 
 #include <ATen/ops/empty.h>
@@ -56,7 +57,25 @@ std::vector<c10::IValue> segment_reduce_meta(const torch::jit::Stack& stack, siz
   return default_meta("aten::segment_reduce", "", stack, first);
 }
 
+// kthvalue(self, k, dim=-1, keepdim): the CPU checks the reduced dim is not
+// empty (IndexError) before k's range; PyTorch's meta kernel checks k only,
+// so kthvalue over an empty dim raised the k-range RuntimeError.
+MetaOverride kthvalue_meta(const char* overload) {
+  return [overload](const torch::jit::Stack& stack, size_t first) {
+    const at::Tensor& self = stack[first].toTensor();
+    int64_t dim = c10::maybe_wrap_dim(stack[first + 2].toInt(), self.dim(), /*wrap_scalar=*/true);
+    if (self.dim() == 0) {
+      TORCH_CHECK_INDEX(dim == 0 || dim == -1, "kthvalue(): Expected reduction dim -1 or 0 for scalar but got ", dim);
+    } else {
+      TORCH_CHECK_INDEX(self.size(dim) != 0, "kthvalue(): Expected reduction dim ", dim, " to have non-zero size.");
+    }
+    return default_meta("aten::kthvalue", overload, stack, first);
+  };
+}
+
 const MetaOverrideRegistrar registrar{{"aten::logsumexp", logsumexp_meta},
+                                      {"aten::kthvalue", kthvalue_meta("")},
+                                      {"aten::kthvalue.values", kthvalue_meta("values")},
                                       {"aten::hash_tensor", hash_tensor_meta},
                                       {"aten::segment_reduce", segment_reduce_meta}};
 
