@@ -194,12 +194,16 @@ def test_errors_like_cpu():
 
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="PyTorch's meta kernel for convolution divides by the stride before checking it "
-                          "(ZeroDivisionError); the CPU raises RuntimeError")
-def test_zero_stride_error_like_cpu():
-    check_raises_like_cpu(lambda x, w: F.conv2d(x, w, stride=0), mk((2, 3, 5, 5), torch.float32),
-                          mk((4, 3, 3, 3), torch.float32))
+# PyTorch's meta kernel divided by the stride before checking it (a stride of
+# 0 was a ZeroDivisionError); the CPU checks groups, padding and stride first.
+@pytest.mark.parametrize("conv,kwargs", [
+    (F.conv2d, {"stride": 0}), (F.conv2d, {"stride": (1, 0)}), (F.conv2d, {"stride": -1}),
+    (F.conv2d, {"padding": -1}), (F.conv2d, {"groups": 0}), (F.conv_transpose2d, {"stride": 0}),
+    (F.conv_transpose2d, {"stride": 2, "output_padding": -1})], ids=lambda v: getattr(v, "__name__", str(v)))
+def test_bad_stride_padding_groups_error_like_cpu(conv, kwargs):
+    e = check_raises_like_cpu(lambda x, w: conv(x, w, **kwargs), mk((2, 3, 5, 5), torch.float32),
+                              mk((3, 3, 3, 3), torch.float32))
+    assert "not supported" in str(e), e
 
 
 OPINFO_NAMES = ["nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.conv3d",
