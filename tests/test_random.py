@@ -165,3 +165,40 @@ def test_exponential_statistics():
     e = torch.empty(100_000, device="tpu").exponential_(2.0).cpu().double()
     assert e.min() >= 0
     assert abs(e.mean().item() - 0.5) < 0.01
+
+
+# The CPU kernels check the probabilities' values (a negative, NaN or infinite
+# entry, a row summing to 0; bernoulli's p outside [0, 1]); tpu sampled from
+# them. Values are known on the device only, so tpu raises the same
+# RuntimeError at the next synchronization, with the CPU's message.
+BAD_PROBABILITIES = {
+    "bernoulli p 2": lambda d: torch.bernoulli(torch.tensor([0.5, 2.0], device=d)),
+    "bernoulli p NaN": lambda d: torch.bernoulli(torch.tensor([float("nan")], device=d)),
+    "bernoulli p < 0, bfloat16": lambda d: torch.bernoulli(torch.tensor([-0.5, 0.3], device=d).bfloat16()),
+    "bernoulli_ of a tensor p": lambda d: torch.ones(2, 3, device=d).bernoulli_(torch.tensor([0.5, 2.0, 0.5], device=d)),
+    "multinomial < 0": lambda d: torch.multinomial(torch.tensor([-1.0, 1.0], device=d), 1),
+    "multinomial NaN": lambda d: torch.multinomial(torch.tensor([float("nan"), 1.0], device=d), 1),
+    "multinomial a zero row": lambda d: torch.multinomial(torch.tensor([[1.0, 1.0], [0.0, 0.0]], device=d), 1),
+    "multinomial < 0, replacement": lambda d: torch.multinomial(torch.tensor([-1.0, 1.0], device=d), 3, True),
+    "multinomial inf, replacement": lambda d: torch.multinomial(torch.tensor([float("inf"), 1.0], device=d), 3, True),
+    "multinomial zeros, replacement": lambda d: torch.multinomial(torch.zeros(2, device=d), 3, True),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_PROBABILITIES))
+def test_bad_probabilities_raise_like_the_cpu(name):
+    fn = BAD_PROBABILITIES[name]
+    with pytest.raises(RuntimeError) as cpu:
+        fn("cpu")
+    with pytest.raises(RuntimeError) as tpu:
+        fn("tpu").cpu()
+    assert str(cpu.value) in str(tpu.value), (str(cpu.value), str(tpu.value))
+
+
+def test_good_probabilities_still_sample():
+    torch.manual_seed(0)
+    p = torch.tensor([[0.0, 0.0, 1e-30], [1.0, 2.0, 3.0]], device="tpu")
+    assert torch.multinomial(p, 1).cpu()[0, 0] == 2
+    assert torch.multinomial(p, 4, True).cpu().shape == (2, 4)
+    assert torch.bernoulli(torch.tensor([0.0, 1.0], device="tpu")).cpu().tolist() == [0.0, 1.0]
+    assert torch.ones(0, device="tpu").bernoulli_(torch.tensor(0.5, device="tpu")).cpu().shape == (0,)

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "ops/elementwise_common.h"
 #include "ops/lowering_helpers.h"
 #include "ops/registry.h"
 #include "ops/type_promotion.h"
@@ -130,6 +131,11 @@ TORCH_TPU_LOWERING("bernoulli_.Tensor", [](Builder& b, const OpCall& c, const Va
   TensorType ft(acc, out.dims);
   Value u = uniform01(b, c, v, 2, out.dims, acc);
   Value p = to_type(b, operand(c, v, 1), ft);
+  // The CPU kernel checks every probability (NaN fails too); raised at the next synchronization.
+  Value in_range = b.binary("and", b.compare(p, b.splat_float(ft, 0.0), "GE"), b.compare(p, b.splat_float(ft, 1.0), "LE"));
+  ew::runtime_check(b, b.unary("not", in_range),
+                    "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be improved?  "
+                    "If so, please report an enhancement request to PyTorch.)");
   return Values{b.convert(b.compare(u, p, "LT"), out.dtype)};
 });
 
@@ -230,6 +236,28 @@ TORCH_TPU_LOWERING("randperm.generator_out", [](Builder& b, const OpCall& c, con
   return Values{b.convert(sort_payload_by(b, keys, idx), out.dtype)};
 });
 
+// The CPU's checks of multinomial's probabilities (values, so raised at the
+// next synchronization), in its words: without replacement or for one sample
+// it checks the whole tensor first; its sampling kernel (with replacement)
+// checks entry by entry, NaN failing the "< 0" test.
+void check_probabilities(Builder& b, const Value& p, bool sampling_kernel) {
+  Value zero = b.splat_float(p.type, 0.0);
+  Value not_nonnegative = b.unary("not", b.compare(p, zero, "GE"));
+  Value not_finite = b.unary("not", b.is_finite(p));
+  if (sampling_kernel) {
+    ew::runtime_check(b, not_nonnegative, "invalid multinomial distribution (encountering probability entry < 0)");
+    ew::runtime_check(b, not_finite, "invalid multinomial distribution (encountering probability entry = infinity or NaN)");
+  } else {
+    ew::runtime_check(b, b.binary("or", not_nonnegative, not_finite),
+                      "probability tensor contains either `inf`, `nan` or element < 0");
+  }
+  int64_t last = p.type.rank() - 1;
+  Value sums = b.reduce({p}, {b.constant_float(p.type.dtype, 0.0)}, {last},
+                        [](Builder& r, const Values& a) { return Values{r.add(a[0], a[1])}; })[0];
+  ew::runtime_check(b, b.compare(sums, b.splat_float(sums.type, 0.0), "LE"),
+                    "invalid multinomial distribution (sum of probabilities <= 0)");
+}
+
 // multinomial(probs, num_samples, replacement, *, generator): Gumbel trick.
 // Without replacement: the num_samples largest of log(p) + Gumbel noise.
 // With replacement: each sample is the argmax over its own noise.
@@ -251,7 +279,9 @@ TORCH_TPU_LOWERING("multinomial", [](Builder& b, const OpCall& c, const Values& 
   Value tiny = b.splat_float(kt, acc == DType::F64 ? 1e-300 : 1e-38);
   Value gumbel = b.negate(b.unary("log", b.add(b.negate(b.unary("log", b.subtract(one, u))), tiny)));
   std::vector<int64_t> pdims = p.type.dims;
-  Value logp = b.unary("log", b.convert(p, acc));
+  Value pa = b.convert(p, acc);
+  check_probabilities(b, pa, replacement && ns > 1);
+  Value logp = b.unary("log", pa);
   if (replacement) {
     std::vector<int64_t> map;
     for (size_t i = 0; i < batch.size(); ++i) map.push_back(static_cast<int64_t>(i));
