@@ -1,4 +1,5 @@
 """Helpers shared by the top-level tests."""
+import pytest
 import torch
 
 # Every dtype the CPU backend supports for these tests except complex32,
@@ -39,3 +40,16 @@ def run_at_once(cmd, copies=2, env=None, timeout=300):
             if p.poll() is None:
                 p.kill()
     return [(p.returncode, out, err) for p, (out, err) in zip(procs, outs)]
+
+
+def raises_like_the_cpu(fn):
+    """fn(device) raises on the CPU and on tpu (by the next synchronization:
+    a check of device values raises there) an exception of the same type;
+    returns the two (CPU's, tpu's)."""
+    with pytest.raises(Exception) as cpu:
+        fn("cpu")
+    with pytest.raises(Exception) as tpu:
+        fn("tpu")
+        torch.tpu.synchronize()
+    assert type(tpu.value) is type(cpu.value), (tpu.value, cpu.value)
+    return cpu.value, tpu.value

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import torch_tpu
+from helpers import raises_like_the_cpu
 
 
 @pytest.fixture(autouse=True)
@@ -187,12 +188,8 @@ BAD_PROBABILITIES = {
 
 @pytest.mark.parametrize("name", list(BAD_PROBABILITIES))
 def test_bad_probabilities_raise_like_the_cpu(name):
-    fn = BAD_PROBABILITIES[name]
-    with pytest.raises(RuntimeError) as cpu:
-        fn("cpu")
-    with pytest.raises(RuntimeError) as tpu:
-        fn("tpu").cpu()
-    assert str(cpu.value) in str(tpu.value), (str(cpu.value), str(tpu.value))
+    cpu, tpu = raises_like_the_cpu(BAD_PROBABILITIES[name])
+    assert isinstance(cpu, RuntimeError) and str(cpu) in str(tpu), (cpu, tpu)
 
 
 def test_good_probabilities_still_sample():
