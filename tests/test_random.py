@@ -183,6 +183,9 @@ BAD_PROBABILITIES = {
     "multinomial < 0, replacement": lambda d: torch.multinomial(torch.tensor([-1.0, 1.0], device=d), 3, True),
     "multinomial inf, replacement": lambda d: torch.multinomial(torch.tensor([float("inf"), 1.0], device=d), 3, True),
     "multinomial zeros, replacement": lambda d: torch.multinomial(torch.zeros(2, device=d), 3, True),
+    "normal with a NaN std tensor": lambda d: torch.normal(torch.zeros(2, device=d), torch.tensor([1.0, float("nan")],
+                                                                                                 device=d)),
+    "normal with a negative std tensor": lambda d: torch.normal(0.0, torch.tensor([-1.0], device=d)),
 }
 
 

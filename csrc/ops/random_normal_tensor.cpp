@@ -36,8 +36,10 @@ Values normal(Builder& b, const OpCall& c, const Values& v) {
     return b.broadcast_to(b.convert(operand(c, v, i), acc), out.dims);
   };
   Value stdv = arg(1);
+  // The CPU's check is std >= 0, so a NaN std fails it too.
   if (c.arg(1).kind == Arg::Kind::Tensor)
-    ew::runtime_check(b, b.compare(stdv, b.splat_float(at, 0), "LT"), "normal expects all elements of std >= 0.0");
+    ew::runtime_check(b, b.unary("not", b.compare(stdv, b.splat_float(at, 0), "GE")),
+                      "normal expects all elements of std >= 0.0");
   return Values{b.convert(b.add(arg(0), b.multiply(z, stdv)), out.dtype)};
 }
 TORCH_TPU_LOWERING("normal.Tensor_float", normal);
