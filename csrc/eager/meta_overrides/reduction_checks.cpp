@@ -6,6 +6,7 @@
 // CPU's checks.
 #include "eager/meta_overrides/registry.h"
 
+#include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 
@@ -64,11 +65,7 @@ MetaOverride kthvalue_meta(const char* overload) {
   return [overload](const torch::jit::Stack& stack, size_t first) {
     const at::Tensor& self = stack[first].toTensor();
     int64_t dim = c10::maybe_wrap_dim(stack[first + 2].toInt(), self.dim(), /*wrap_scalar=*/true);
-    if (self.dim() == 0) {
-      TORCH_CHECK_INDEX(dim == 0 || dim == -1, "kthvalue(): Expected reduction dim -1 or 0 for scalar but got ", dim);
-    } else {
-      TORCH_CHECK_INDEX(self.size(dim) != 0, "kthvalue(): Expected reduction dim ", dim, " to have non-zero size.");
-    }
+    at::native::zero_numel_check_dims(self, dim, "kthvalue()");  // the CPU kernel's own check
     return default_meta("aten::kthvalue", overload, stack, first);
   };
 }
