@@ -65,31 +65,44 @@ struct PendingCheck {
   int kind;
   std::string message, op;
   int device_index;
-  // The flag's copy to the host, started when the check is queued: it runs
-  // as soon as its program ends, so a synchronize over many checks waits
-  // once instead of making one blocking round trip per check. (Declared
-  // after the flag: the read, which waits for its copy, goes first.)
-  std::shared_ptr<uint8_t> flag;
+  // The flag's (or info's) copy to the host, started when the check is
+  // queued: it runs as soon as its program ends, so a synchronize over many
+  // checks waits once instead of making one blocking round trip per check.
+  // (Declared after the flag: the read, which waits for its copy, goes first.)
+  std::shared_ptr<std::vector<uint8_t>> data;
   std::shared_ptr<pjrt::Event> read;
 };
 std::mutex checks_mutex;
 std::vector<PendingCheck> pending_checks;
+InfoCheckRaiser info_check_raiser = nullptr;
+
+constexpr int kLinalgInfo = 3;  // ops::CheckKind::LinalgInfo
+
+size_t check_bytes(const PendingCheck& c) {
+  return c.kind == kLinalgInfo ? static_cast<size_t>(c.failed->element_count()) * sizeof(int32_t) : 1;
+}
 
 [[noreturn]] void raise_check(const PendingCheck& c) {
+  if (c.kind == kLinalgInfo) {
+    TORCH_CHECK(info_check_raiser, "torch_tpu: no raiser for LAPACK info checks");
+    info_check_raiser(reinterpret_cast<const int32_t*>(c.data->data()), c.failed->dims(), c.message);
+  }
   std::string msg = c.op + ": " + c.message;
   if (c.kind == 0) TORCH_CHECK_INDEX(false, msg);
   if (c.kind == 1) TORCH_CHECK_VALUE(false, msg);
   TORCH_CHECK(false, msg);
 }
 
-bool check_failed(const PendingCheck& c) {
+bool check_failed(PendingCheck& c) {
   if (c.read) {
     c.read->await();
-    return *c.flag != 0;
+  } else {
+    c.data = std::make_shared<std::vector<uint8_t>>(check_bytes(c));
+    c.failed->to_host(c.data->data(), c.data->size());
   }
-  uint8_t flag = 0;
-  c.failed->to_host(&flag, 1);
-  return flag != 0;
+  for (uint8_t byte : *c.data)
+    if (byte != 0) return true;
+  return false;
 }
 
 // torchrun (and torch.distributed.launch) set LOCAL_RANK and WORLD_SIZE in
@@ -253,8 +266,8 @@ void track_check(std::shared_ptr<pjrt::Buffer> failed, int kind, const std::stri
     return;
   }
   try {
-    c.flag = std::make_shared<uint8_t>(0);
-    c.read = std::make_shared<pjrt::Event>(c.failed->to_host_async(c.flag.get(), 1));
+    c.data = std::make_shared<std::vector<uint8_t>>(check_bytes(c));
+    c.read = std::make_shared<pjrt::Event>(c.failed->to_host_async(c.data->data(), c.data->size()));
   } catch (const std::exception&) {
     // Not started (no read): the synchronize reads it as a blocking copy, and reports that copy's error.
   }
@@ -262,13 +275,15 @@ void track_check(std::shared_ptr<pjrt::Buffer> failed, int kind, const std::stri
   pending_checks.push_back(std::move(c));
 }
 
+void set_info_check_raiser(InfoCheckRaiser raiser) { info_check_raiser = raiser; }
+
 void raise_failed_checks() {
   std::vector<PendingCheck> mine;
   {
     std::lock_guard<std::mutex> lock(checks_mutex);
     mine.swap(pending_checks);
   }
-  for (const PendingCheck& c : mine)
+  for (PendingCheck& c : mine)
     if (check_failed(c)) raise_check(c);
 }
 

@@ -71,11 +71,17 @@ std::vector<std::shared_ptr<pjrt::Event>> queued_work(int device_index);
 // A value-dependent check of a queued program (see ops/runtime_check.h): a
 // 0-d bool buffer that is true when the check failed. Raised (IndexError,
 // ValueError or RuntimeError by `kind`: 0, 1, 2) at the next synchronization
-// or host read, or at once in debug mode.
+// or host read, or at once in debug mode. Kind 3: an i32 LAPACK info buffer,
+// failed where any entry is nonzero (set_info_check_raiser).
 void track_check(std::shared_ptr<pjrt::Buffer> failed, int kind, const std::string& message, const std::string& op,
                  int device_index);
 // Evaluates the pending checks; raises the first that failed.
 void raise_failed_checks();
+// Raises the CPU kernel's error for a failed LAPACK info check (kind 3): the
+// info values (i32, row-major `dims`) and the API name. Provided by the eager
+// layer, which can call ATen's _linalg_check_errors.
+using InfoCheckRaiser = void (*)(const int32_t* info, const std::vector<int64_t>& dims, const std::string& api_name);
+void set_info_check_raiser(InfoCheckRaiser raiser);
 
 pjrt::ElementType to_pjrt(hlo::DType t);
 std::shared_ptr<pjrt::Buffer> upload(const void* data, const hlo::TensorType& type, int device_index);

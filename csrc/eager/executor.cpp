@@ -255,7 +255,9 @@ Draft draft_plan(const Invocation& inv, const std::vector<TensorFacts>& facts,
   }
   plan->checks = ops::take_runtime_checks();
   for (const ops::RuntimeCheck& c : plan->checks) {
-    TORCH_CHECK(c.failed.type == hlo::TensorType(hlo::DType::Pred, {}), inv.op, ": a runtime check must be a 0-d bool");
+    bool info = c.kind == ops::CheckKind::LinalgInfo;
+    TORCH_CHECK(info ? c.failed.type.dtype == hlo::DType::I32 : c.failed.type == hlo::TensorType(hlo::DType::Pred, {}),
+                inv.op, ": a runtime check must be a 0-d bool (a LAPACK info check an i32 tensor)");
     outputs.push_back(c.failed);
   }
   for (const hlo::Value& o : outputs) plan->rng_increment = std::max<uint64_t>(plan->rng_increment, o.type.numel());

@@ -1,5 +1,7 @@
 #include "ops/runtime_check.h"
 
+#include <stdexcept>
+
 namespace torch_tpu::ops {
 
 namespace {
@@ -8,6 +10,13 @@ thread_local std::vector<RuntimeCheck> recorded;
 
 void add_runtime_check(const hlo::Value& failed, CheckKind kind, std::string message) {
   recorded.push_back(RuntimeCheck{failed, kind, std::move(message)});
+}
+
+void add_linalg_info_check(const hlo::Value& info, std::string api_name) {
+  if (info.type.dtype != hlo::DType::I32)
+    throw std::invalid_argument(api_name + ": a LAPACK info check takes an i32 info, not " + info.type.str());
+  if (info.type.numel() == 0) return;  // no matrices, nothing to fail
+  recorded.push_back(RuntimeCheck{info, CheckKind::LinalgInfo, std::move(api_name)});
 }
 
 void check_in_range(hlo::Builder& b, const hlo::Value& index, int64_t lo, int64_t hi, CheckKind kind,

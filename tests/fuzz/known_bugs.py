@@ -6,10 +6,7 @@ passes, delete its KNOWN_BUGS entry (the fuzz suite then checks that class of
 draws like any other) and move the test to test_regressions.py as
 test_<name>.
 """
-import math
-
 import torch
-import torch.nn.functional as F
 
 T = "tpu"
 
@@ -56,22 +53,6 @@ def test_known_bug_raises_where_cpu_computes(assert_parity):
                                                                                  device=d),
             [2, 2, 2], [2, 2, 2], [0, 0, 0], False, True, None),
     })
-
-
-def test_known_bug_linalg_errors_not_raised(assert_parity):
-    npd = lambda d: torch.tensor([[1.0, 2.0], [2.0, 1.0]], device=d)  # noqa: E731 - not positive-definite
-    assert_parity({
-        "cholesky": lambda d: torch.cholesky(npd(d)),
-        "linalg.inv_ex(check_errors=True) of a singular matrix": lambda d: torch.linalg.inv_ex(
-            torch.zeros(2, 2, device=d), check_errors=True),
-        "cholesky_inverse with a zero diagonal": lambda d: torch.cholesky_inverse(torch.zeros(2, 2, device=d)),
-        "svd of NaN": lambda d: torch.linalg.svd(torch.full((2, 2), math.nan, device=d)),
-    })
-
-
-def test_known_bug_linalg_error_type(assert_parity):
-    assert_parity({"cholesky_ex(check_errors=True)": lambda d: torch.linalg.cholesky_ex(
-        torch.tensor([[1.0, 2.0], [2.0, 1.0]], device=d), check_errors=True)})
 
 
 def test_known_bug_out_dtype_not_checked(assert_parity):

@@ -447,3 +447,19 @@ def test_unsupported_dtypes_raise_not_implemented(assert_parity):
         "logit_backward int64": lambda d: torch.ops.aten.logit_backward(torch.arange(3, device=d),
                                                                           torch.arange(3, device=d), 0.1),
     })
+
+
+def test_linalg_errors_not_raised(assert_parity):
+    npd = lambda d: torch.tensor([[1.0, 2.0], [2.0, 1.0]], device=d)  # noqa: E731 - not positive-definite
+    assert_parity({
+        "cholesky": lambda d: torch.cholesky(npd(d)),
+        "linalg.inv_ex(check_errors=True) of a singular matrix": lambda d: torch.linalg.inv_ex(
+            torch.zeros(2, 2, device=d), check_errors=True),
+        "cholesky_inverse with a zero diagonal": lambda d: torch.cholesky_inverse(torch.zeros(2, 2, device=d)),
+        "svd of NaN": lambda d: torch.linalg.svd(torch.full((2, 2), math.nan, device=d)),
+    })
+
+
+def test_linalg_error_type(assert_parity):
+    assert_parity({"cholesky_ex(check_errors=True)": lambda d: torch.linalg.cholesky_ex(
+        torch.tensor([[1.0, 2.0], [2.0, 1.0]], device=d), check_errors=True)})

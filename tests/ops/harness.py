@@ -73,7 +73,12 @@ def check_inplace(fn, target, *args, **kwargs):
 
 
 def check_raises_like_cpu(fn, *args, **kwargs):
-    """Same exception type on tpu as on CPU; returns the tpu exception."""
+    """Same exception type on tpu as on CPU; returns the tpu exception. The
+    arguments are the CPU's (their tpu copies are made here)."""
+    for x in list(args) + list(kwargs.values()):
+        for t in (x if isinstance(x, (list, tuple)) else [x]):
+            assert not (isinstance(t, torch.Tensor) and t.device.type == "tpu"), \
+                "check_raises_like_cpu takes CPU arguments: with tpu ones, both calls run on tpu"
     cpu_exc = tpu_exc = None
     try:
         fn(*args, **kwargs)

@@ -91,8 +91,8 @@ def test_factor_singular():
     _, _, info = torch.linalg.ldl_factor_ex(a)
     assert info[0] == 1 and info[1] > 0 and info[2] == 0
     # The CPU raises (a RuntimeError) for info > 0 in ldl_factor and in ldl_factor_ex(check_errors=True).
-    check_raises_like_cpu(lambda t: torch.linalg.ldl_factor(t)[0].cpu(), to_tpu(a))
-    check_raises_like_cpu(lambda t: torch.linalg.ldl_factor_ex(t, check_errors=True)[0].cpu(), to_tpu(a))
+    check_raises_like_cpu(lambda t: torch.linalg.ldl_factor(t)[0].cpu(), a)
+    check_raises_like_cpu(lambda t: torch.linalg.ldl_factor_ex(t, check_errors=True)[0].cpu(), a)
     del piv
 
 
@@ -145,23 +145,23 @@ def test_solve_noncontiguous_and_empty():
 
 
 def test_errors():
-    check_raises_like_cpu(lambda t: torch.linalg.ldl_factor_ex(t)[0].cpu(), to_tpu(torch.randn(3, 4)))
-    check_raises_like_cpu(lambda t: torch.linalg.ldl_factor_ex(t)[0].cpu(), to_tpu(torch.randn(3)))
-    check_raises_like_cpu(lambda t: torch.linalg.ldl_factor_ex(t)[0].cpu(), to_tpu(torch.ones(3, 3, dtype=torch.int64)))
-    check_raises_like_cpu(lambda t: torch.linalg.ldl_factor_ex(t)[0].cpu(), to_tpu(torch.ones(3, 3, dtype=torch.float16)))
+    check_raises_like_cpu(lambda t: torch.linalg.ldl_factor_ex(t)[0].cpu(), torch.randn(3, 4))
+    check_raises_like_cpu(lambda t: torch.linalg.ldl_factor_ex(t)[0].cpu(), torch.randn(3))
+    check_raises_like_cpu(lambda t: torch.linalg.ldl_factor_ex(t)[0].cpu(), torch.ones(3, 3, dtype=torch.int64))
+    check_raises_like_cpu(lambda t: torch.linalg.ldl_factor_ex(t)[0].cpu(), torch.ones(3, 3, dtype=torch.float16))
     _, LD, piv, B = solve_inputs((4, 4), (4, 2), torch.float32, False)
-    check_raises_like_cpu(lambda l, p, b: torch.linalg.ldl_solve(l, p, b).cpu(), *to_tpu([LD, piv.float(), B]))
-    check_raises_like_cpu(lambda l, p, b: torch.linalg.ldl_solve(l, p, b).cpu(), *to_tpu([LD, piv, B.double()]))
-    check_raises_like_cpu(lambda l, p, b: torch.linalg.ldl_solve(l, p, b).cpu(), *to_tpu([LD, piv[:3], B]))
-    check_raises_like_cpu(lambda l, p, b: torch.linalg.ldl_solve(l, p, b).cpu(), *to_tpu([LD, piv, B[:3]]))
-    check_raises_like_cpu(lambda l, p, b: torch.linalg.ldl_solve(l, p, b).cpu(), *to_tpu([LD, piv, B[:, 0]]))
-    check_raises_like_cpu(lambda l, p, b: torch.linalg.ldl_solve(l, p, b).cpu(), *to_tpu([LD.half(), piv, B.half()]))
+    check_raises_like_cpu(lambda l, p, b: torch.linalg.ldl_solve(l, p, b).cpu(), *[LD, piv.float(), B])
+    check_raises_like_cpu(lambda l, p, b: torch.linalg.ldl_solve(l, p, b).cpu(), *[LD, piv, B.double()])
+    check_raises_like_cpu(lambda l, p, b: torch.linalg.ldl_solve(l, p, b).cpu(), *[LD, piv[:3], B])
+    check_raises_like_cpu(lambda l, p, b: torch.linalg.ldl_solve(l, p, b).cpu(), *[LD, piv, B[:3]])
+    check_raises_like_cpu(lambda l, p, b: torch.linalg.ldl_solve(l, p, b).cpu(), *[LD, piv, B[:, 0]])
+    check_raises_like_cpu(lambda l, p, b: torch.linalg.ldl_solve(l, p, b).cpu(), *[LD.half(), piv, B.half()])
 
 
 def test_no_autograd():
     a = matrix((4, 4), torch.float64, small_diag=True)
     check_raises_like_cpu(lambda t: torch.linalg.ldl_factor_ex(t.requires_grad_())[0].sum().backward(),
-                          to_tpu(a))
+                          a)
 
 
 NONFINITE = [[[float("nan"), 1.0], [3e38, 0.0]], [[float("nan"), 0.0], [0.0, 1.0]], [[1.0, 0.0], [float("nan"), 1.0]],

@@ -142,7 +142,7 @@ std::string window_program(const Window& w) {
     std::vector<hlo::TensorType> types = plan.target_layouts;
     for (size_t k = 0; k < plan.fresh.size(); ++k)
       if (plan.fresh_output[k] >= 0) types.push_back(plan.fresh_layouts[k]);
-    for (size_t k = 0; k < plan.checks.size(); ++k) types.emplace_back(hlo::DType::Pred, std::vector<int64_t>{});
+    for (const ops::RuntimeCheck& c : plan.checks) types.push_back(c.failed.type);
     std::vector<hlo::Value> res = b.call(symbol, args, types);
     for (size_t t = 0; t < r.targets.size(); ++t) value[r.targets[t]] = res[t];
     for (size_t k = 0; k < r.fresh.size(); ++k)

@@ -61,9 +61,15 @@ TORCH_TPU_LOWERING("_linalg_slogdet", [](Builder& b, const OpCall& c, const Valu
   Value d = diagonal(b, f.lu);
   Value mag = magnitude(b, d);
   Value zero = b.splat_float(mag.type, 0.0);
-  // sgn: d / |d| (the sign of a real d), 0 where d is 0
-  Value unit = b.select(b.compare(mag, zero, "EQ"), b.splat_float(d.type, 0.0),
-                        b.divide(d, hlo::is_complex(d.type.dtype) ? b.complex(mag, zero) : mag));
+  // sgn: d / |d| (0 where d is 0) for complex d; for real d the CPU's sign,
+  // (d > 0) - (d < 0): 1 for +inf, 0 for NaN.
+  Value unit;
+  if (hlo::is_complex(d.type.dtype)) {
+    unit = b.select(b.compare(mag, zero, "EQ"), b.splat_float(d.type, 0.0), b.divide(d, b.complex(mag, zero)));
+  } else {
+    Value z = b.splat_float(d.type, 0.0), one = b.splat_float(d.type, 1.0);
+    unit = b.subtract(b.select(b.compare(d, z, "GT"), one, z), b.select(b.compare(d, z, "LT"), one, z));
+  }
   Value sign = b.multiply(permutation_sign(b, f.pivots, a.type.dtype), product(b, unit));
   Value logabs = b.reduce({b.unary("log", mag)}, {b.constant_float(mag.type.dtype, 0.0)}, {mag.type.rank() - 1},
                           [](Builder& rb, const Values& x) { return Values{rb.add(x[0], x[1])}; })[0];

@@ -10,6 +10,7 @@
 
 #include "ops/linalg/common.h"
 #include "ops/registry.h"
+#include "ops/runtime_check.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -52,10 +53,19 @@ LU lu_factor(Builder& b, const Value& a) {
     Value c = b.reshape(b.slice(x, start, limit, strides), col_dims);
     // First row >= k of largest |c| (|re| + |im| for complex, LAPACK's izamax).
     Value mag = hlo::is_complex(f) ? b.add(b.unary("abs", b.real(c)), b.unary("abs", b.imag(c))) : b.unary("abs", c);
-    Value absc = b.select(b.compare(crow, b.splat_int(ct, k), "GE"), mag, b.splat_float(mag.type, -1.0));
+    // idamax compares with >, which a NaN never passes: a NaN row is skipped,
+    // unless it is the first candidate (row k), which then stays the pivot.
+    Value is_nan = b.compare(mag, mag, "NE");
+    Value candidate = b.binary("and", b.compare(crow, b.splat_int(ct, k), "GE"), b.unary("not", is_nan));
+    Value absc = b.select(candidate, mag, b.splat_float(mag.type, -1.0));
     Value mx = reduce_dim(b, absc, r - 2, "maximum", b.lowest(mag.type.dtype));
     Value is_max = b.compare(absc, b.broadcast_in_dim(mx, col_dims, std::vector<int64_t>(keep_rows.begin(), keep_rows.end() - 1)), "EQ");
     Value p = reduce_dim(b, b.select(is_max, crow, b.splat_int(ct, m)), r - 2, "minimum", b.constant_int(DType::I64, m));
+    std::vector<int64_t> ks(r - 1, 0), kl = col_dims, k1(r - 1, 1);
+    ks[r - 2] = k;
+    kl[r - 2] = k + 1;
+    Value first_nan = b.reshape(b.slice(is_nan, ks, kl, k1), batch);
+    p = b.select(first_nan, b.splat_int(bt, k), p);
     pivots.push_back(b.add(p, b.splat_int(bt, 1)));
     // Swap rows k and p.
     Value pb = b.broadcast_in_dim(p, t.dims, std::vector<int64_t>(keep_rows.begin(), keep_rows.end() - 1));
@@ -110,6 +120,7 @@ TORCH_TPU_ACCEPTS_COMPLEX("linalg_lu_factor_ex", "lu_unpack", "linalg_lu");
 TORCH_TPU_LOWERING("linalg_lu_factor_ex", [](Builder& b, const OpCall& c, const Values& v) {
   if (!c.arg(1).b) throw std::invalid_argument(c.op + ": LU without pivoting is not implemented on the CPU");
   LU f = factor_checked(b, c, operand(c, v, 0));
+  if (c.arg(2).b) add_linalg_info_check(f.info, "torch.linalg.lu_factor_ex");  // check_errors
   return Values{f.lu, f.pivots, f.info};
 });
 

@@ -101,6 +101,7 @@ TORCH_TPU_LOWERING("linalg_inv_ex", [](Builder& b, const OpCall& c, const Values
   Value a = operand(c, v, 0);
   if (numel(out) == 0) return Values{b.splat_float(out, 0.0), b.splat_int(c.outputs[1], 0)};
   PackedLU f = lu_factor_packed(b, a);
+  if (c.arg(1).b) add_linalg_info_check(f.info, "linalg.inv_ex");  // check_errors
   int64_t r = out.rank();
   TensorType it(DType::I64, out.dims);
   Value eye = b.select(b.compare(b.iota(it, r - 2), b.iota(it, r - 1), "EQ"), b.splat_float(out, 1.0), b.splat_float(out, 0.0));
@@ -120,14 +121,7 @@ TORCH_TPU_LOWERING("_linalg_solve_ex", [](Builder& b, const OpCall& c, const Val
   Value A = b.convert(a, out.dtype);
   PackedLU f = numel(A.type) == 0 ? PackedLU{b.splat_float(lut, 0.0), b.splat_int(pt, 0), b.splat_int(it, 0)}
                                   : lu_factor_packed(b, A);
-  if (check_errors) {
-    Value bad = b.compare(f.info, b.splat_int(f.info.type, 0), "GT");
-    std::vector<int64_t> all;
-    for (int64_t d = 0; d < bad.type.rank(); ++d) all.push_back(d);
-    bad = b.reduce({bad}, {b.constant_bool(false)}, all,
-                   [](Builder& rb, const Values& x) { return Values{rb.binary("or", x[0], x[1])}; })[0];
-    add_runtime_check(bad, CheckKind::Runtime, "torch.linalg.solve: The solver failed because the input matrix is singular.");
-  }
+  if (check_errors) add_linalg_info_check(f.info, "torch.linalg.solve_ex");
   if (numel(out) == 0) return Values{b.splat_float(out, 0.0), f.lu, f.pivots, f.info};
   std::vector<int64_t> a_rows(a.type.dims.begin(), a.type.dims.end() - 1);
   bool vector_case = rhs.type.rank() == 1 || rhs.type.dims == a_rows;

@@ -11,6 +11,7 @@
 
 #include "ops/linalg/common.h"
 #include "ops/registry.h"
+#include "ops/runtime_check.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -44,6 +45,23 @@ TORCH_TPU_LOWERING("_linalg_svd", [](Builder& b, const OpCall& c, const Values& 
   if (numel(a.type) == 0) return Values{square_or_zero(ut), b.splat_float(st, 0.0), square_or_zero(vht)};
   DType f = a.type.dtype;
   std::vector<int64_t> batch = batch_of(a.type);
+  // LAPACK's gesdd refuses a matrix holding NaN (info -4), which the CPU
+  // kernel raises; an infinite entry gives NaN singular values and vectors
+  // there, where the Jacobi solver below would return finite ones.
+  Value mag = magnitude(b, a);
+  auto any_matrix = [&](const Value& flags) {
+    return b.reduce({flags}, {b.constant_bool(false)}, {r - 2, r - 1},
+                    [](Builder& rb, const Values& x) { return Values{rb.binary("or", x[0], x[1])}; })[0];
+  };
+  Value has_nan = any_matrix(b.compare(mag, mag, "NE"));
+  TensorType it(DType::I32, batch);
+  add_linalg_info_check(b.select(has_nan, b.splat_int(it, -4), b.splat_int(it, 0)), "linalg.svd");
+  Value not_finite = any_matrix(b.unary("not", b.compare(mag, b.splat_float(mag.type, INFINITY), "LT")));
+  auto nan_where_not_finite = [&](const Value& x) {
+    std::vector<int64_t> keep;
+    for (size_t d = 0; d < batch.size(); ++d) keep.push_back(static_cast<int64_t>(d));
+    return b.select(b.broadcast_in_dim(not_finite, x.type.dims, keep), b.splat_float(x.type, NAN), x);
+  };
   auto zeros = [&](int64_t rows, int64_t cols) {
     std::vector<int64_t> d = batch;
     d.push_back(rows), d.push_back(cols);
@@ -57,13 +75,14 @@ TORCH_TPU_LOWERING("_linalg_svd", [](Builder& b, const OpCall& c, const Values& 
   ws[r - 2] = N - k;
   Value s = reverse(b, b.slice(w, ws, wl, wst), r - 2);
   s = b.maximum(s, b.splat_float(s.type, 0.0));
+  s = nan_where_not_finite(s);
   if (!compute_uv) return Values{b.splat_float(ut, 0.0), s, b.splat_float(vht, 0.0)};
   Value root2 = b.splat_float(TensorType(f, [&] { auto d = batch; d.push_back(N); d.push_back(k); return d; }()), std::sqrt(2.0));
   Value pairs = b.multiply(reverse(b, block(b, z, 0, N, N - k, N), r - 1), root2);
   Value u = block(b, pairs, 0, m, 0, k), vv = block(b, pairs, m, N, 0, k);
   if (full && m > n) u = b.concatenate({u, block(b, z, 0, m, k, N - k)}, r - 1);
   if (full && n > m) vv = b.concatenate({vv, block(b, z, m, N, k, N - k)}, r - 1);
-  return Values{u, s, mH(b, vv)};
+  return Values{nan_where_not_finite(u), s, nan_where_not_finite(mH(b, vv))};
 });
 
 }  // namespace
