@@ -79,4 +79,14 @@ inline Value magnitude(hlo::Builder& b, const Value& x) {
   return b.select(any_inf, inf, b.select(any_nan, b.splat_float(m.type, std::numeric_limits<double>::quiet_NaN()), m));
 }
 
+// `x` kept a rounded value of its own: XLA's CPU backend contracts a multiply
+// feeding an add into one fma (LLVM's FP-op fusion, which no option turns
+// off), skipping the product's rounding where the CPU's loop rounds it. An
+// identity select between the two (NaN where x is NaN, else x; a complex NaN
+// becomes NaN + 0i) stops the contraction. Integers are returned as they are.
+inline Value keep_rounded(hlo::Builder& b, const Value& x) {
+  if (!hlo::is_float(x.type.dtype) && !hlo::is_complex(x.type.dtype)) return x;
+  return b.select(b.compare(x, x, "NE"), b.splat_float(x.type, std::numeric_limits<double>::quiet_NaN()), x);
+}
+
 }  // namespace torch_tpu::ops

@@ -159,10 +159,7 @@ Value addbmm_sequential(Builder& b, const OpCall& c, const Values& v) {
       Value col = b.broadcast_in_dim(b.reshape(b.slice(b1, {i, 0, l}, {i + 1, n, l + 1}, {1, 1, 1}), {n}), {n, m}, {0});
       Value row = b.broadcast_in_dim(b.reshape(b.slice(b2, {i, l, 0}, {i + 1, l + 1, m}, {1, 1, 1}), {m}), {n, m}, {1});
       Value term = b.multiply(b.multiply(b.convert(col, dt), alpha), b.convert(row, dt));
-      // XLA's CPU backend contracts multiply-add into fma; an identity select
-      // between them keeps the product rounded, as the CPU's loop does.
-      term = b.select(b.compare(term, term, "NE"), b.splat_float(term.type, NAN), term);
-      acc = b.add(acc, term);
+      acc = b.add(acc, keep_rounded(b, term));  // rounded, as the CPU's loop does
     }
   return b.select(b.compare(alpha, zero, "EQ"), base, acc);
 }

@@ -167,6 +167,25 @@ def test_lu_pivot_rules_with_nan():
             torch.testing.assert_close(g.cpu(), e, equal_nan=True)
 
 
+def test_exactly_singular_matrix_keeps_its_zero_pivot():
+    # The elimination's 4 - (2/3) * 6 is 0 with the product rounded (LAPACK)
+    # and -1.2e-7 as one fused multiply-add (what XLA's CPU backend emits
+    # unless told otherwise): det would be 3.6e-7 and solve would not raise.
+    a = torch.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+    for m in (a, a.mT.contiguous(), torch.stack([a.mT, a]), a.double().mT):
+        for fn in (lambda t: tuple(torch.linalg.lu_factor_ex(t)), torch.linalg.det,
+                   lambda t: tuple(torch.linalg.slogdet(t))):
+            expect, got = fn(m), fn(m.to("tpu"))
+            expect, got = (expect, got) if isinstance(expect, tuple) else ((expect,), (got,))
+            for e, g in zip(expect, got):
+                torch.testing.assert_close(g.cpu(), e, atol=0, rtol=0)
+        with pytest.raises(torch.linalg.LinAlgError) as cpu:
+            torch.linalg.solve(m, solve_rhs(m))
+        with pytest.raises(torch.linalg.LinAlgError) as tpu:
+            torch.linalg.solve(m.to("tpu"), solve_rhs(m.to("tpu"))).cpu()
+        assert str(tpu.value) == str(cpu.value)
+
+
 def test_slogdet_sign_of_nan_and_inf():
     # The CPU's sign of a real determinant is (d > 0) - (d < 0): 0 for NaN, 1 for +inf.
     for a in (with_nan(make((3, 3), torch.float32)), torch.tensor([[INF, 0.0], [0.0, 1.0]]),

@@ -91,7 +91,9 @@ LU lu_factor(Builder& b, const Value& a) {
     Value urow = b.broadcast_to(b.slice(x, rs, rl, strides), t.dims);  // row k, after the swap
     Value right = b.compare(col, b.splat_int(it, k), "GT");
     Value is_colk = b.compare(col, b.splat_int(it, k), "EQ");
-    Value updated = b.subtract(x, b.multiply(l, urow));
+    // The product rounded before the subtraction, as LAPACK's update: with an
+    // fma, an exactly singular matrix could get a pivot of ~1e-7 for 0.
+    Value updated = b.subtract(x, keep_rounded(b, b.multiply(l, urow)));
     x = b.select(below, b.select(is_colk, l, b.select(right, updated, x)), x);
   }
   TensorType pt(DType::I32, [&] { auto d = batch; d.push_back(k_n); return d; }());
