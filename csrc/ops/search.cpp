@@ -1,8 +1,10 @@
-// searchsorted / bucketize by counting: the insertion point of v in a sorted
-// row is the number of row elements b with !(b >= v) (left) or !(b > v)
-// (right), the predicates the CPU's binary search tests; NaNs (sorted last)
-// are counted as that search counts them. O(values x boundaries) compares, one fused
-// reduce; fine for the boundary counts these ops see.
+// searchsorted / bucketize as the CPU's (and CUDA's) binary search, step for
+// step: while start < end, mid = start + (end - start) / 2, and the search
+// goes right where !(seq[mid] >= v) (left) or !(seq[mid] > v) (right). On a
+// sequence with NaNs (sorted last) or one that is not sorted its answer
+// depends on the path: a NaN counts as smaller than every value where it is
+// probed, so a search can run past numbers it never probes. The path is
+// followed: floor(log2 k) + 1 steps of one gather each.
 #include <string>
 
 #include "ops/lowering_helpers.h"
@@ -17,32 +19,26 @@ namespace {
 // seq: [..., K] (or [K] shared by every value), vals: [..., J] (any shape when seq is 1-D).
 Value insertion_points(Builder& b, const Value& seq, const Value& vals, bool right, const TensorType& out) {
   int64_t k = seq.type.dims.back();
-  std::vector<int64_t> dims = vals.type.dims;
-  dims.push_back(k);
-  int64_t vr = vals.type.rank();
-  std::vector<int64_t> vmap, smap;
-  for (int64_t d = 0; d < vr; ++d) vmap.push_back(d);
-  if (seq.type.rank() == 1) {
-    smap = {vr};
-  } else {
-    for (int64_t d = 0; d + 1 < vr; ++d) smap.push_back(d);
-    smap.push_back(vr);
+  const TensorType& vt = vals.type;
+  TensorType it(DType::I64, vt.dims);
+  Value flat = b.reshape(seq, {seq.type.numel()});
+  Value row_base = b.splat_int(it, 0);  // where each value's row starts in `flat`
+  if (seq.type.rank() > 1) {
+    Value row = b.splat_int(it, 0);
+    for (int64_t d = 0; d + 1 < vt.rank(); ++d)
+      row = b.add(b.multiply(row, b.splat_int(it, vt.dims[d])), b.iota(it, d));
+    row_base = b.multiply(row, b.splat_int(it, k));
   }
-  Value s = b.broadcast_in_dim(seq, dims, smap), x = b.broadcast_in_dim(vals, dims, vmap);
-  Value before = b.unary("not", b.compare(s, x, right ? "GT" : "GE"));
-  TensorType it(DType::I64, dims);
-  hlo::RegionBody add = [](Builder& rb, const Values& a) { return Values{rb.add(a[0], a[1])}; };
-  auto count = [&](const Value& flag) {
-    return b.reduce({b.select(flag, b.splat_int(it, 1), b.splat_int(it, 0))}, {b.constant_int(DType::I64, 0)}, {vr},
-                    add)[0];
-  };
-  if (!hlo::is_float(seq.type.dtype)) return b.convert(b.reshape(count(before), out.dims), out.dtype);
-  // The binary search reaches the NaN tail only past every number; there it counts all NaNs.
-  Value num = b.compare(s, s, "EQ");
-  Value n = count(b.binary("and", before, num)), numbers = count(num);
-  Value nans = b.subtract(b.splat_int(n.type, k), numbers);
-  n = b.add(n, b.select(b.compare(n, numbers, "EQ"), nans, b.splat_int(n.type, 0)));
-  return b.convert(b.reshape(n, out.dims), out.dtype);
+  Value start = b.splat_int(it, 0), end = b.splat_int(it, k);
+  for (int64_t span = k; span > 0; span /= 2) {
+    Value active = b.compare(start, end, "LT");
+    Value mid = b.add(start, b.divide(b.subtract(end, start), b.splat_int(it, 2)));
+    Value probe = b.gather_elements_1d(flat, b.add(row_base, b.select(active, mid, b.splat_int(it, 0))));
+    Value go_right = b.unary("not", b.compare(probe, vals, right ? "GT" : "GE"));
+    start = b.select(b.binary("and", active, go_right), b.add(mid, b.splat_int(it, 1)), start);
+    end = b.select(b.binary("and", active, b.unary("not", go_right)), mid, end);
+  }
+  return b.convert(b.reshape(start, out.dims), out.dtype);
 }
 
 // seq's rows reordered by sorter (take_along_dim on the last dimension).

@@ -231,3 +231,22 @@ def test_searchsorted_sorter_and_nan():
     vals = torch.tensor([0.5, 2.0, 2.5, float("nan"), 9.0, float("inf")])
     check(lambda s, v, o: torch.searchsorted(s, v, sorter=o), seq, vals, sorter)
     check(lambda s, v, o: torch.searchsorted(s, v, sorter=o, right=True), seq, vals, sorter)
+
+
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_follows_the_cpu_search_path(right):
+    # The CPU's binary search counts a probed NaN as smaller than every value,
+    # so past a NaN it runs beyond numbers it never probes: 3 in
+    # [-inf, -1, -0, 0, 1, 2, 3, inf, nan, nan] is at 10, not 6. The same on an
+    # unsorted sequence: the answer is the search's, step for step.
+    nan, inf = float("nan"), float("inf")
+    vals = torch.tensor([3.0, inf, -inf, 0.0, nan, 2.5, -7.0, 100.0])
+    for k in range(1, 13):
+        numbers = torch.sort(make((k,), torch.float32, seed=k, low=-4, high=4)).values
+        for tail in range(0, 3):
+            seq = torch.cat([numbers[: k - tail], torch.full((min(tail, k),), nan)])
+            check(lambda s, v: torch.searchsorted(s, v, right=right), seq, vals)
+            check(lambda v, s: torch.bucketize(v, s, right=right), vals, seq)
+    unsorted = make((2, 9), torch.float32, seed=3, low=-4, high=4)
+    check(lambda s, v: torch.searchsorted(s, v, right=right), unsorted, vals.reshape(1, 8).expand(2, 8).contiguous())
+    check(lambda s, v: torch.searchsorted(s, v, right=right), (unsorted[0] * 3).long(), (vals[vals.isfinite()] * 3).long())
