@@ -15,16 +15,6 @@ namespace {
 
 using namespace linalg;
 
-// The main diagonal (batch, n) of a square (batch, n, n) value.
-Value diagonal_of(Builder& b, const Value& x) {
-  int64_t r = x.type.rank();
-  TensorType it(DType::I64, x.type.dims);
-  Value eye = b.compare(b.iota(it, r - 2), b.iota(it, r - 1), "EQ");
-  Value masked = b.select(eye, x, b.splat_float(x.type, 0.0));
-  return b.reduce({masked}, {b.constant_float(x.type.dtype, 0.0)}, {r - 2},
-                  [](Builder& rb, const Values& a) { return Values{rb.add(a[0], a[1])}; })[0];
-}
-
 // LAPACK's info from a diagonal (batch, n): k + 1 for the first entry k where
 // `bad` holds, 0 where none does; in `info_type` (i32).
 Value first_bad_entry(Builder& b, const Value& bad, const TensorType& info_type) {
@@ -42,7 +32,7 @@ Value first_bad_entry(Builder& b, const Value& bad, const TensorType& info_type)
 // Per matrix: true where the factor `l` failed (a diagonal entry that is not
 // positive: XLA's cholesky fills a failed factor with NaN).
 Value factor_failed(Builder& b, const Value& l) {
-  Value re = b.real(diagonal_of(b, l));  // a complex factor's diagonal is real
+  Value re = b.real(diagonal(b, l));  // a complex factor's diagonal is real
   Value bad = b.unary("not", b.compare(re, b.splat_float(re.type, 0.0), "GT"));
   return b.reduce({bad}, {b.constant_bool(false)}, {bad.type.rank() - 1},
                   [](Builder& rb, const Values& x) { return Values{rb.binary("or", x[0], x[1])}; })[0];
@@ -142,7 +132,7 @@ TORCH_TPU_LOWERING("cholesky_inverse", [](Builder& b, const OpCall& c, const Val
   const TensorType& out = c.outputs[0];
   if (numel(out) == 0) return Values{b.splat_float(out, 0.0)};
   // potri inverts the factor first: an exactly zero diagonal entry is its error.
-  Value d = diagonal_of(b, f);
+  Value d = diagonal(b, f);
   add_linalg_info_check(first_bad_entry(b, b.compare(d, b.splat_float(d.type, 0.0), "EQ"),
                                         TensorType(DType::I32, batch_of(f.type))),
                         "cholesky_inverse");

@@ -109,6 +109,15 @@ inline Value triangular_solve(Builder& b, const Value& a, const Value& rhs, bool
   return b.emit1("triangular_solve", {a, rhs}, attr, rhs.type);
 }
 
+// The main diagonal (batch, n) of a square (batch, n, n) value.
+inline Value diagonal(Builder& b, const Value& x) {
+  int64_t r = x.type.rank();
+  TensorType it(DType::I64, x.type.dims);
+  Value on = b.compare(b.iota(it, r - 2), b.iota(it, r - 1), "EQ");
+  return b.reduce({b.select(on, x, b.splat_float(x.type, 0.0))}, {b.constant_float(x.type.dtype, 0.0)}, {r - 2},
+                  [](Builder& rb, const std::vector<Value>& a) { return std::vector<Value>{rb.add(a[0], a[1])}; })[0];
+}
+
 // stablehlo.cholesky (lower): only the lower triangle is defined, so zero the rest.
 inline Value cholesky_lower(Builder& b, const Value& a) {
   Value l = b.emit1("cholesky", {a}, "lower = true", a.type);

@@ -9,15 +9,6 @@ namespace {
 
 using namespace linalg;
 
-// The main diagonal (batch, n) of a square (batch, n, n) value.
-Value diagonal(Builder& b, const Value& x) {
-  int64_t r = x.type.rank();
-  TensorType it(DType::I64, x.type.dims);
-  Value on = b.compare(b.iota(it, r - 2), b.iota(it, r - 1), "EQ");
-  return b.reduce({b.select(on, x, b.splat_float(x.type, 0.0))}, {b.constant_float(x.type.dtype, 0.0)}, {r - 2},
-                  [](Builder& rb, const Values& a) { return Values{rb.add(a[0], a[1])}; })[0];
-}
-
 // (-1)^(number of rows swapped), as a (batch) value of dtype `t`.
 Value permutation_sign(Builder& b, const Value& pivots, DType t) {
   int64_t r = pivots.type.rank();
