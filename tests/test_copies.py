@@ -270,3 +270,22 @@ def test_float_to_unsigned_out_of_range_wraps_like_the_cpu(src, dst):
     want = torch.all(x[0, :1], dim=-1, out=out).clone()
     got = torch.all(x[0, :1].to("tpu"), dim=-1, out=out.to("tpu")).cpu()
     assert_close(got, want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("src", [torch.float32, torch.bfloat16, torch.float16, torch.float64])
+@pytest.mark.parametrize("dst", [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16])
+def test_float_to_int_nan_inf_and_out_of_range_like_the_cpu(src, dst):
+    """NaN, infinities and values out of int32/int64 become the type's minimum
+    on the CPU (x86's cvtt), and the narrower types wrap what int32 (int64 for
+    a double to an unsigned type) holds: NaN -> 0, 2**32 + 1 -> 1 from a
+    double to uint8. XLA saturates and maps NaN to 0, which was silently
+    different. Through a view and in a copy_ into an int tensor too."""
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([[nan, inf, -inf, 3e10, -3e10, 3e19, -3e19, 2.5e9],
+                      [40000.5, -40000.5, 300.7, -129.5, 2147483647.5, -2147483649.5, 4294967297.0, -0.9]],
+                     dtype=torch.float64).to(src)
+    assert_close(x.to("tpu").t().to(dst).cpu(), x.t().to(dst), rtol=0, atol=0)
+    assert_close(x.to("tpu")[:, 1:].to(dst).cpu(), x[:, 1:].to(dst), rtol=0, atol=0)
+    want = torch.zeros(2, 8, dtype=dst).copy_(x)
+    got = torch.zeros(2, 8, dtype=dst, device="tpu").copy_(x.to("tpu")).cpu()
+    assert_close(got, want, rtol=0, atol=0)

@@ -253,12 +253,26 @@ Value Builder::convert(const Value& a, DType to) {
     Value lim = splat_float(f.type, 448.0);
     return emit1("convert", {minimum(maximum(f, negate(lim)), lim)}, "", a.type.with_dtype(to));
   }
-  // A float out of an unsigned type's range is undefined in C++; the CPU's
-  // kernels (x86) truncate through a signed int and wrap (-1.5 -> 255 for
-  // uint8, 300.7 -> 44); XLA saturates (0, 255). Converting through a wider
-  // signed type gives the CPU's values for anything within that type.
-  if (is_float(a.type.dtype) && is_unsigned(to) && dtype_bits(to) <= 32)
-    return convert(convert(a, dtype_bits(to) == 32 ? DType::I64 : DType::I32), to);
+  // A float out of an integer type's range is undefined in C++. The CPU's
+  // kernels (x86) truncate to int32 or int64 with cvtt, which gives the
+  // type's minimum for NaN, infinities and anything out of range, and reach
+  // the narrower types through int32 (uint8 from a double through int64),
+  // wrapping (300.7 -> 44 for int8, -1.5 -> 255 for uint8, NaN -> 0). XLA
+  // saturates and maps NaN to 0. (uint32, a barebones type, goes through
+  // int64: right in range and for negatives, not for NaN or beyond.)
+  if (is_float(a.type.dtype) && is_unsigned(to) && dtype_bits(to) <= 32) {
+    bool via_64 = dtype_bits(to) == 32 || (to == DType::U8 && a.type.dtype == DType::F64);
+    return convert(convert(a, via_64 ? DType::I64 : DType::I32), to);
+  }
+  if (is_float(a.type.dtype) && is_signed_int(to)) {
+    if (dtype_bits(to) < 32) return convert(convert(a, DType::I32), to);
+    Value f = dtype_bits(a.type.dtype) < 32 ? convert(a, DType::F32) : a;
+    double limit = std::ldexp(1.0, dtype_bits(to) - 1);  // exact in every float type used here
+    Value in_range = binary("and", compare(f, splat_float(f.type, -limit - 1), "GT"),
+                            compare(f, splat_float(f.type, limit), "LT"));  // false for NaN
+    Value r = emit1("convert", {f}, "", a.type.with_dtype(to));
+    return select(in_range, r, broadcast_in_dim(lowest(to), r.type.dims, {}));
+  }
   Value r = emit1("convert", {a}, "", a.type.with_dtype(to));
   // XLA's simplifier turns arithmetic on a converted bool into a select
   // (convert(p) / 0.0 -> p ? inf : 0), which drops the NaN and inf of

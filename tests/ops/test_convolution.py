@@ -293,3 +293,36 @@ def test_float16_rounds_once_from_the_exact_value(transposed):
     got = run("tpu", torch.float16)
     for a, e in zip(got, exact):
         torch.testing.assert_close(a, e, atol=0, rtol=0)
+
+
+MIXED = [(torch.float32, torch.float64, None), (torch.float64, torch.float32, None), (torch.float32, torch.bfloat16, None),
+         (torch.float32, torch.float32, torch.float64), (torch.float16, torch.float16, torch.float32),
+         (torch.float64, torch.float64, torch.float32), (torch.int64, torch.float32, None),
+         (torch.bfloat16, torch.float32, None), (torch.bfloat16, torch.bfloat16, torch.float32)]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtypes", MIXED, ids=str)
+def test_mixed_dtypes_like_cpu(dtypes, transposed, n):
+    """A weight or bias of another dtype than the input is the CPU's
+    RuntimeError (tpu computed a promoted result); its transposed 1-d and 2-d
+    kernels alone take any bias, and so does tpu, rounding to the input's
+    dtype. The messages are the CPU's, but for bfloat16 inputs, where it
+    names its oneDNN tensor types."""
+    xdt, wdt, bdt = dtypes
+    x = mk((1, 2) + (5,) * n, xdt)
+    w = mk((2, 3) + (2,) * n if transposed else (3, 2) + (2,) * n, wdt, seed=1)
+    b = mk((3,), bdt, seed=2) if bdt else None
+    conv = (CONV_T if transposed else CONV)[n]
+    try:
+        conv(x, w, b)
+    except RuntimeError:
+        e = check_raises_like_cpu(conv, x, w, b)
+        if xdt != torch.bfloat16:
+            with pytest.raises(RuntimeError) as cpu:
+                conv(x, w, b)
+            assert str(e).splitlines()[0] == str(cpu.value).splitlines()[0]
+        return
+    assert transposed and n < 3 and wdt == xdt and bdt is not None and xdt != torch.bfloat16
+    check(conv, x, w, b)

@@ -193,6 +193,42 @@ def test_batch_norm_mixed_dtype():
         torch.testing.assert_close(g, e, atol=4e-2, rtol=2e-2)
 
 
+F32, F64, BF16 = torch.float32, torch.float64, torch.bfloat16
+NORM_PARAM_DTYPES = [(F64, F32, F32), (F32, F64, F64), (F32, F32, F64), (BF16, F32, F64), (BF16, None, F64),
+                     (F32, None, F64), (BF16, F64, F64), (BF16, BF16, F32), (BF16, F32, F32), (torch.float16, F32, None)]
+NORMS = {
+    "layer_norm": lambda x, w, b: F.layer_norm(x.transpose(1, 2), (4,), w, b),
+    "group_norm": lambda x, w, b: F.group_norm(x, 2, w, b),
+    "batch_norm": lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+    "batch_norm eval": lambda x, w, b: F.batch_norm(
+        x, torch.zeros(4, dtype=(w if w is not None else b).dtype, device=x.device),
+        torch.ones(4, dtype=(w if w is not None else b).dtype, device=x.device), w, b),
+}
+
+
+@pytest.mark.parametrize("norm", list(NORMS))
+@pytest.mark.parametrize("dtypes", NORM_PARAM_DTYPES, ids=str)
+def test_norm_parameter_dtypes_like_cpu(dtypes, norm):
+    """The CPU's mixed-dtype rule for affine parameters: when the first one
+    given differs from the input, all must be float32 and the input bfloat16
+    or half ("mixed dtype (CPU): ..."); otherwise each must be the input's.
+    tpu computed every combination (layer/group norm, batch norm without
+    running statistics); it now raises with the CPU's message, and computes
+    what the CPU computes."""
+    xdt, wdt, bdt = dtypes
+    fn = NORMS[norm]
+    x = make((2, 4, 3), xdt)
+    w = make((4,), wdt, seed=1) if wdt else None
+    b = make((4,), bdt, seed=2) if bdt else None
+    try:
+        want = fn(x, w, b)
+    except RuntimeError as cpu:
+        e = check_raises_like_cpu(fn, x, w, b)
+        assert str(e).splitlines()[0] == str(cpu).splitlines()[0]
+        return
+    torch.testing.assert_close(fn(*to_tpu([x, w, b])).cpu(), want, atol=2e-2, rtol=2e-2)
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize("training", [True, False])
 def test_batch_norm_half_statistics_like_cpu(dtype, training):

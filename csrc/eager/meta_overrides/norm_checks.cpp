@@ -1,38 +1,45 @@
-// The batch norm and group norm families: parameter checks and exception
+// The batch, group and layer norm families: parameter checks and exception
 // types as the CPU's, and its empty statistics in evaluation; layer norm's
 // statistics dtype.
 #include "eager/meta_overrides/registry.h"
 
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
 namespace torch_tpu::eager {
 namespace {
 
+// The normalization families' parameters (`params`, those left out null),
+// checked for dtype as the CPU checks them: when the first has another dtype
+// than the input the call is "mixed", and every parameter must be float32 and
+// the input bfloat16 or half; otherwise each must have the input's dtype.
+void check_norm_param_dtypes(const at::Tensor& input, std::initializer_list<const at::Tensor*> params) {
+  auto in_dt = input.scalar_type();
+  const at::Tensor* lead = nullptr;
+  for (auto* p : params) if (p && !lead) lead = p;
+  if (lead && lead->scalar_type() != in_dt) {
+    for (auto* p : params)
+      TORCH_CHECK(!p || p->scalar_type() == c10::kFloat, "mixed dtype (CPU): expect parameter to have scalar type of Float");
+    TORCH_CHECK(in_dt == c10::kBFloat16 || in_dt == c10::kHalf, "mixed dtype (CPU): all inputs must share same datatype.");
+  } else {
+    for (auto* p : params)
+      TORCH_CHECK(!p || p->scalar_type() == in_dt, "expected scalar type ", in_dt, " but found ", p->scalar_type());
+  }
+}
+
 // The batch_norm family's parameters (weight, bias, running_mean,
-// running_var at stack[first + 1..4]), checked as the CPU checks them: a
-// float32 weight with a bfloat16/half input makes a "mixed" call whose
-// parameters must all be float32; otherwise each must have the input's dtype.
-// The CPU's kernel does not check sizes (it reads past a short weight); here
-// each must hold one value per channel, as torch.batch_norm requires.
+// running_var at stack[first + 1..4]): dtypes as above. The CPU's kernel does
+// not check sizes (it reads past a short weight); here each must hold one
+// value per channel, as torch.batch_norm requires.
 void check_batch_norm_params(const char* name, const torch::jit::Stack& stack, size_t first) {
   const at::Tensor& input = stack[first].toTensor();
   static const char* labels[] = {"weight", "bias", "running_mean", "running_var"};
   const at::Tensor* params[4];
   for (size_t i = 0; i < 4; ++i) params[i] = tensor_arg(stack, first + 1 + i);
-  auto in_dt = input.scalar_type();
-  const at::Tensor* lead = nullptr;
-  for (auto* p : params) if (p && !lead) lead = p;
-  if (lead && lead->scalar_type() != in_dt) {
-    bool mixed = (in_dt == c10::kBFloat16 || in_dt == c10::kHalf);
-    for (auto* p : params) mixed = mixed && (!p || p->scalar_type() == c10::kFloat);
-    TORCH_CHECK(mixed, "mixed dtype (CPU): expect parameter to have scalar type of Float");
-  } else {
-    for (auto* p : params)
-      TORCH_CHECK(!p || p->scalar_type() == in_dt, "expected scalar type ", in_dt, " but found ", p->scalar_type());
-  }
+  check_norm_param_dtypes(input, {params[0], params[1], params[2], params[3]});
   int64_t channels = input.size(1);
   for (size_t i = 0; i < 4; ++i) {
     const at::Tensor* p = params[i];
@@ -100,6 +107,7 @@ std::vector<c10::IValue> group_norm_meta(const torch::jit::Stack& stack, size_t 
                 i == 1 ? "weight" : "bias", " of shape ", p ? p->sizes() : at::IntArrayRef{}, " and input of shape ",
                 input.sizes());
   }
+  check_norm_param_dtypes(input, {tensor_arg(stack, first + 1), tensor_arg(stack, first + 2)});
   return default_meta("aten::native_group_norm", "", stack, first);
 }
 
@@ -110,6 +118,7 @@ std::vector<c10::IValue> group_norm_meta(const torch::jit::Stack& stack, size_t 
 std::vector<c10::IValue> layer_norm_meta(const torch::jit::Stack& stack, size_t first) {
   std::vector<c10::IValue> r = default_meta("aten::native_layer_norm", "", stack, first);
   const at::Tensor& input = stack[first].toTensor();
+  check_norm_param_dtypes(input, {tensor_arg(stack, first + 2), tensor_arg(stack, first + 3)});
   const at::Tensor* param = tensor_arg(stack, first + 2);
   if (!param) param = tensor_arg(stack, first + 3);
   c10::ScalarType stats = param && param->scalar_type() != input.scalar_type() ? c10::kFloat : input.scalar_type();
@@ -122,6 +131,8 @@ const MetaOverrideRegistrar registrar{
     {"aten::native_layer_norm", layer_norm_meta},
     {"aten::native_batch_norm", batch_norm_meta("aten::native_batch_norm", "", 5)},
     {"aten::_native_batch_norm_legit", batch_norm_meta("aten::_native_batch_norm_legit", "", 5)},
+    // (input, weight, bias, training, momentum, eps): no running statistics.
+    {"aten::_native_batch_norm_legit.no_stats", batch_norm_meta("aten::_native_batch_norm_legit", "no_stats", 3)},
     {"aten::_native_batch_norm_legit_functional", batch_norm_meta("aten::_native_batch_norm_legit_functional", "", 5)},
     {"aten::_native_batch_norm_legit_no_training",
      batch_norm_meta("aten::_native_batch_norm_legit_no_training", "", -1)},

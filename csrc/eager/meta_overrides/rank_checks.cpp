@@ -1,4 +1,4 @@
-// Convolution, mv and the triangular/LU/general solves: the CPU's rank checks (and
+// mv and the triangular/LU/general solves: the CPU's rank checks (and
 // exception types) where the meta kernels assert, index or divide first.
 #include "eager/meta_overrides/registry.h"
 
@@ -7,28 +7,6 @@
 
 namespace torch_tpu::eager {
 namespace {
-
-// convolution / _convolution(input, weight, bias, stride, padding, dilation,
-// transposed, output_padding, groups, ...): the CPU wants a weight of at
-// least 3 dims, then checks groups, padding and stride before any size
-// arithmetic (RuntimeErrors); the meta kernel divides by the stride first
-// (a stride of 0 was a ZeroDivisionError).
-bool any_below(const c10::IValue& list, int64_t bound) {
-  for (int64_t v : list.toIntVector())
-    if (v < bound) return true;
-  return false;
-}
-
-MetaOverride convolution_meta(const char* name) {
-  return [=](const torch::jit::Stack& stack, size_t first) {
-    TORCH_CHECK(stack[first + 1].toTensor().dim() >= 3, "weight should have at least three dimensions");
-    TORCH_CHECK(stack[first + 8].toInt() > 0, "non-positive groups is not supported");
-    TORCH_CHECK(!any_below(stack[first + 4], 0), "negative padding is not supported");
-    TORCH_CHECK(!any_below(stack[first + 7], 0), "negative output_padding is not supported");
-    TORCH_CHECK(!any_below(stack[first + 3], 1), "non-positive stride is not supported");
-    return default_meta(name, "", stack, first);
-  };
-}
 
 // mv(self, vec): the CPU reads self.size(0) first, an IndexError for a 0-d self.
 std::vector<c10::IValue> mv_meta(const torch::jit::Stack& stack, size_t first) {
@@ -57,8 +35,6 @@ std::vector<c10::IValue> solve_meta(const torch::jit::Stack& stack, size_t first
 
 const MetaOverrideRegistrar registrar{
     {"aten::_linalg_solve_ex", solve_meta},
-    {"aten::convolution", convolution_meta("aten::convolution")},
-    {"aten::_convolution", convolution_meta("aten::_convolution")},
     {"aten::mv", mv_meta},
     {"aten::linalg_solve_triangular",
      square_solve_meta("aten::linalg_solve_triangular", "linalg.solve_triangular", "linalg.solve_triangular", 1)},

@@ -41,6 +41,7 @@ const MetaOverrideRegistrar registrar{
     {"aten::nll_loss_backward", same_dtype("aten::nll_loss_backward", "", 1, {0, 3, 6}, kAccessor)},
     {"aten::nll_loss2d_forward", same_dtype("aten::nll_loss2d_forward", "", 0, {2}, kAccessor)},
     {"aten::nll_loss2d_backward", same_dtype("aten::nll_loss2d_backward", "", 1, {0, 3, 6}, kAccessor)},
+    {"aten::linalg_cross", same_dtype("aten::linalg_cross", "", 0, {1}, kAccessor)},
 };
 
 }  // namespace
