@@ -173,6 +173,7 @@ MIXED_DTYPES = {
     "nll_loss_forward": lambda d: A.nll_loss_forward(_t((2, 3)), torch.tensor([0, 1]), _t((3,), d), 1, -100),
     "nll_loss_backward": lambda d: A.nll_loss_backward(torch.tensor(1.0, dtype=d), _t((2, 3)), torch.tensor([0, 1]),
                                                        None, 1, -100, torch.tensor(2.0)),
+    "linalg_cross": lambda d: A.linalg_cross(_t((2, 3)), _t((2, 3), d)),
     "multilabel_margin_loss_backward": lambda d: A.multilabel_margin_loss_backward(
         torch.tensor(1.0, dtype=d), _t((2, 3)), torch.zeros(2, 3, dtype=torch.long), 1, _t((2, 3))),
 }
@@ -383,3 +384,23 @@ def test_empty_cummax_checks_no_dim_like_the_cpu(op):
         want = op(torch.zeros(shape), 64)
         got = op(torch.zeros(shape, device="tpu"), 64)
         assert got.values.shape == want.values.shape and got.indices.dtype == want.indices.dtype
+
+
+@pytest.mark.parametrize("inputs,out_dtype", [
+    ((torch.float32,), torch.int64), ((torch.float32,), torch.bool), ((torch.complex64,), torch.float32),
+    ((torch.float32, torch.int64), torch.float64), ((torch.int32,), torch.int64)], ids=str)
+def test_cat_into_an_out_it_cannot_cast_to_like_the_cpu(inputs, out_dtype):
+    """The CPU's TypeError, in its words (tpu's was the meta kernel's RuntimeError);
+    casts it allows compute the CPU's values."""
+    def call(out, *ts):
+        return torch.cat(ts, out=out)
+    args = [torch.empty(0, dtype=out_dtype)] + [torch.arange(3).to(d) for d in inputs]
+    raised = same_outcome(call, *args)
+    if raised:
+        assert raised[1] == raised[0]
+
+
+def test_multinomial_of_integers_raises_like_the_cpu():
+    msg = raises_like_cpu(lambda p: torch.multinomial(p, 1), torch.ones(3, dtype=torch.int64))
+    assert msg.endswith("multinomial only supports floating-point dtypes for input, got: Long"), msg
+    still_usable()

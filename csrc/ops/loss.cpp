@@ -298,7 +298,11 @@ TORCH_TPU_LOWERING("binary_cross_entropy", [](Builder& b, const OpCall& c, const
     Value log1m = b.maximum(rnd(b.unary("log_plus_one", b.negate(x))), floor);
     Value logx = b.maximum(rnd(b.unary("log", x)), floor);
     Value l = rnd(b.subtract(rnd(b.multiply(rnd(b.subtract(y, b.splat_float(y.type, 1.0))), log1m)), rnd(b.multiply(y, logx))));
-    return w ? rnd(b.multiply(l, to_type(b, *w, l.type))) : l;
+    if (!w) return l;
+    if (w->type.dtype == DType::F64 && l.type.dtype != DType::F64)  // loss.mul_(weight): in double, then rounded
+      return rnd(b.convert(b.multiply(b.convert(l, DType::F64), to_type(b, *w, l.type.with_dtype(DType::F64))),
+                           l.type.dtype));
+    return rnd(b.multiply(l, to_type(b, *w, l.type)));
   });
 });
 

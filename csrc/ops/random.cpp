@@ -265,7 +265,10 @@ TORCH_TPU_LOWERING("multinomial", [](Builder& b, const OpCall& c, const Values& 
   const TensorType& out = c.outputs[0];
   Value p = operand(c, v, 0);
   int64_t ns = c.arg(1).i, k = p.type.dims.back();
-  if (ns <= 0) throw std::invalid_argument("cannot sample n_sample <= 0 samples");  // the CPU's check
+  if (!hlo::is_float(p.type.dtype))  // the CPU's checks
+    throw std::invalid_argument(std::string("multinomial only supports floating-point dtypes for input, got: ") +
+                                torch_dtype_name(p.type.dtype));
+  if (ns <= 0) throw std::invalid_argument("cannot sample n_sample <= 0 samples");
   bool replacement = c.arg(2).b;
   DType acc = p.type.dtype == DType::F64 ? DType::F64 : DType::F32;
   std::vector<int64_t> batch(p.type.dims.begin(), p.type.dims.end() - 1);

@@ -158,6 +158,20 @@ def test_binary_cross_entropy(reduction, dtype, weighted):
     check_grads(fn2, logits, y, w, pw, **tol)
 
 
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+def test_binary_cross_entropy_double_weight_keeps_the_input_dtype(dtype, reduction):
+    """The CPU multiplies the loss by the weight in place: a float64 weight
+    gives a result (and gradient) of the input's dtype, the product taken in
+    double and rounded. tpu's result was float64."""
+    x = make((4, 5), dtype, low=0.05, high=0.95, seed=1)
+    y = make((4, 5), dtype, low=0.0, high=1.0, seed=2)
+    w = make((5,), torch.float64, low=0.1, high=2.0, seed=3)
+    fn = lambda a, b, ww: F.binary_cross_entropy(a, b, weight=ww, reduction=reduction)  # noqa: E731
+    check(fn, x, y, w)
+    check_grads(fn, x, y, w)
+
+
 def test_binary_cross_entropy_bad_input():
     check_raises_like_cpu(F.binary_cross_entropy, torch.tensor([0.5, 1.5]), torch.tensor([0.0, 1.0]))
     check_raises_like_cpu(F.binary_cross_entropy, torch.tensor([0.5, float("nan")]), torch.tensor([0.0, 1.0]))

@@ -63,6 +63,12 @@ std::vector<c10::IValue> default_meta(const char* name, const char* overload, co
   torch::jit::Stack meta;
   for (size_t i = 0; i < nargs; ++i) {
     const c10::IValue& v = stack[first + i];
+    if (v.isTensorList()) {
+      std::vector<at::Tensor> ts;
+      for (const at::Tensor& t : v.toTensorList().vec()) ts.push_back(to_meta(t));
+      meta.emplace_back(ts);
+      continue;
+    }
     meta.push_back(v.isTensor() ? c10::IValue(to_meta(v.toTensor())) : v);
   }
   call_meta_kernel(handle, meta);

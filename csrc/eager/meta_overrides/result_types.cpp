@@ -2,6 +2,7 @@
 #include "eager/meta_overrides/registry.h"
 
 #include <ATen/ExpandUtils.h>
+#include <ATen/native/TypeProperties.h>
 #include <algorithm>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
@@ -116,7 +117,21 @@ MetaOverride unbatched_none_is_0d(const char* name, size_t reduction_arg) {
   };
 }
 
+// cat.out(tensors, dim, out): the CPU refuses an out= dtype its inputs' common
+// dtype cannot be cast to with a TypeError (the meta kernel's is a RuntimeError).
+std::vector<c10::IValue> cat_out_meta(const torch::jit::Stack& stack, size_t first) {
+  std::vector<at::Tensor> tensors = stack[first].toTensorList().vec();
+  const at::Tensor& out = stack[first + 2].toTensor();
+  if (!tensors.empty()) {
+    c10::ScalarType common = at::native::result_type(tensors);
+    TORCH_CHECK_TYPE(c10::canCast(common, out.scalar_type()),
+                     "torch.cat(): input types can't be cast to the desired output type ", out.scalar_type());
+  }
+  return default_meta("aten::cat", "out", stack, first);
+}
+
 const MetaOverrideRegistrar registrar{
+    {"aten::cat.out", cat_out_meta},
     {"aten::geqrf", geqrf_meta},
     {"aten::multilabel_margin_loss_forward", unbatched_none_is_0d("aten::multilabel_margin_loss_forward", 2)},
     {"aten::multi_margin_loss", unbatched_none_is_0d("aten::multi_margin_loss", 5)},
