@@ -106,6 +106,67 @@ def test_writing_an_expanded_tensor_is_an_error_like_cpu():
             x.unsqueeze(0).expand(2, 3).add_(1)
 
 
+@pytest.mark.parametrize("fill", [lambda t: t.fill_(2.5), lambda t: t.zero_()], ids=["fill_", "zero_"])
+def test_filling_an_expanded_tensor_writes_its_base_like_cpu(fill):
+    """fill_ and zero_ with a number write every alias of a location with one
+    value, and the CPU lets them; tpu refused a broadcast (stride 0) target.
+    fill_ with a tensor value is refused on both."""
+    def ops(x):
+        fill(x[1].unsqueeze(0).expand(3, 6))
+        fill(x[:, 2:3].expand(4, 2))
+    cpu, dev = both(ops)
+    assert_same(cpu, dev)
+    for x in (torch.zeros(3), torch.zeros(3, device="tpu")):
+        with pytest.raises(RuntimeError, match="single memory location"):
+            x.unsqueeze(0).expand(2, 3).fill_(torch.tensor(-1.0, device=x.device))
+
+
+I = torch.tensor
+# Copies and index ops the CPU refuses when the written tensor shares memory
+# with a source it reads (tpu computed them as if the source had been cloned).
+# The CPU checks dense operands only (a column slice is too hard to check).
+REFUSED_OVERLAPS = {
+    "copy_ shifted": lambda x: x.view(-1)[2:10].copy_(x.view(-1)[0:8]),
+    "copy_ transpose": lambda x: x.view(-1)[:16].view(4, 4).copy_(x.view(-1)[:16].view(4, 4).t()),
+    "setitem shifted": lambda x: x.view(-1).__setitem__(slice(1, None), x.view(-1)[:-1]),
+    "setitem from a row": lambda x: x.__setitem__(slice(1, 3), x[0:2]),
+    "index_add_ source self": lambda x: x.index_add_(0, I([1, 2, 0, 3], device=x.device), x),
+    "index_add_ source rows": lambda x: x[:2].index_add_(0, I([1, 0], device=x.device), x[1:3]),
+    "index_copy_ source self": lambda x: x.index_copy_(0, I([1, 2, 0, 3], device=x.device), x),
+    "index_reduce_ source self": lambda x: x.index_reduce_(0, I([1, 2, 0, 3], device=x.device), x, "prod"),
+    "scatter_ src self": lambda x: x.scatter_(1, I([[1, 2, 3, 0, 4, 5]] * 4, device=x.device), x),
+    "scatter_add_ src rows": lambda x: x[:2].scatter_add_(1, I([[1, 2, 3, 0, 4, 5]] * 2, device=x.device), x[1:3]),
+    "scatter_reduce_ src self": lambda x: x.scatter_reduce_(1, I([[1, 2, 3, 0, 4, 5]] * 4, device=x.device), x, "sum"),
+    "put_ source self": lambda x: x.put_(I([1, 2], device=x.device), x.view(-1)[:2]),
+    "index_put_ indices in self": lambda x: x.view(-1).index_put_((x.view(-1)[:2],), I([7, 7], device=x.device)),
+    "linalg.cross out=self": lambda x: torch.linalg.cross(x.view(-1)[:12].view(4, 3), x.view(-1)[12:].view(4, 3),
+                                                          out=x.view(-1)[:12].view(4, 3)),
+    "nonzero out=self": lambda x: torch.nonzero(x, out=x),
+}
+
+
+@pytest.mark.parametrize("name", list(REFUSED_OVERLAPS))
+def test_overlapping_sources_are_refused_like_cpu(name):
+    op = REFUSED_OVERLAPS[name]
+    dtype = torch.int64 if "indices" in name or "nonzero" in name else torch.float32
+    for x in (torch.arange(24).view(4, 6).to(dtype), torch.arange(24).view(4, 6).to(dtype).to("tpu")):
+        with pytest.raises(RuntimeError, match="refer to a single memory location"):
+            op(x)
+            torch.tpu.synchronize()
+
+
+def test_nonzero_out_is_the_cpus_layout():
+    """nonzero(out=) ran on the CPU (a fallback); on tpu now, with the CPU's
+    column-major result (strides (1, n))."""
+    for x in (torch.tensor(5), torch.arange(4), torch.zeros(3, 4), torch.ones(2, 3, 4)[:, ::2],
+              torch.tensor([[0, 1.5], [float("nan"), 0]])):
+        want = torch.nonzero(x, out=torch.empty(0, dtype=torch.long))
+        out = torch.empty(0, dtype=torch.long, device="tpu")
+        got = torch.nonzero(x.to("tpu"), out=out)
+        assert got is out and got.shape == want.shape and got.stride() == want.stride()
+        assert torch.equal(got.cpu(), want)
+
+
 def compiles():
     return torch_tpu.metrics()["compiles"]
 

@@ -2,9 +2,7 @@
 
 #include <set>
 #include <unordered_map>
-#include <unordered_set>
 
-#include <ATen/MemoryOverlap.h>
 #include <ATen/core/enum_tag.h>
 #include <ATen/ops/empty_strided.h>
 #include <c10/core/DefaultDtype.h>
@@ -24,6 +22,7 @@
 #include "eager/out_dtype_check.h"
 #include "eager/out_meta_memo.h"
 #include "eager/scalar_range_checks.h"
+#include "eager/written_overlap.h"
 #include "ops/registry.h"
 
 namespace torch_tpu::eager {
@@ -94,16 +93,8 @@ struct OpStatics {
   bool meta_reads_values;  // its meta override reads tensor values: never the out= memo's sizes
   std::vector<ScalarRangeCheck> scalar_checks;  // numbers the CPU kernel range-checks
   CpuArgumentChecks cpu_checks;                 // arguments only the CPU kernel checks
-  bool out_apart;  // its out= may not be any input, not even all of one (the CPU's assert_no_overlap)
+  WrittenOverlapRule overlap;  // what its written tensors may share with its inputs
 };
-
-// The out= ops whose CPU kernels refuse an out that is one of their inputs
-// (take(x, i, out=x)); the others take it as an in-place call.
-bool out_must_be_apart(const c10::FunctionSchema& schema) {
-  static const std::unordered_set<std::string> ops = {"aten::take", "aten::index_select", "aten::gather",
-                                                      "aten::masked_select"};
-  return schema.overload_name() == "out" && ops.count(schema.name()) > 0;
-}
 
 const OpStatics& statics_of(const c10::FunctionSchema& schema) {
   thread_local std::unordered_map<const c10::FunctionSchema*, OpStatics> known;
@@ -117,7 +108,7 @@ const OpStatics& statics_of(const c10::FunctionSchema& schema) {
   s.meta_reads_values = meta_override_reads_values(schema.operator_name());
   s.scalar_checks = scalar_range_checks(schema);
   s.cpu_checks = cpu_argument_checks_of(schema);
-  s.out_apart = out_must_be_apart(schema);
+  s.overlap = written_overlap_rule(schema);
   return known.emplace(&schema, std::move(s)).first->second;
 }
 
@@ -311,15 +302,7 @@ void boxed_lowered_op(const c10::OperatorHandle& handle, torch::jit::Stack* stac
   };
   p.inv.lower = [f = &lower](hlo::Builder& b, const std::vector<hlo::Value>& tensors,
                               const std::vector<hlo::Value>& scalars) { return (*f)(b, tensors, scalars); };
-  // PyTorch's aliasing rules for written tensors (meta tensors share no
-  // storage, so the meta kernel cannot see these).
-  for (const at::Tensor& target : p.inv.targets) {
-    at::assert_no_internal_overlap(target);
-    for (const at::Tensor& in : p.inv.inputs) {
-      if (statics.out_apart) at::assert_no_overlap(target, in);
-      else if (!in.is_same(target)) at::assert_no_partial_overlap(target, in);
-    }
-  }
+  check_written_overlap(statics.overlap, p.inv.targets, p.inv.inputs, *stack, first);
   std::vector<at::Tensor> fresh;
   try {
     fresh = execute(p.inv);

@@ -1,6 +1,7 @@
 // Copies between host and device and between tpu tensors (DESIGN.md §3):
 // whole-storage transfers move the buffer as is; anything else goes through
 // a program that reads or writes the view.
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ops/_neg_view.h>
 #include <ATen/ops/conj_physical.h>
 #include <ATen/ops/empty.h>
@@ -103,6 +104,8 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   if (self.is_neg()) return copy_from(at::neg(self._neg_view()), dst, non_blocking);
   if (self.is_complex() && !dst.is_complex())
     TORCH_WARN_ONCE("Casting complex values to real discards the imaginary part");  // as the CPU's copy_
+  // ... and one that writes a location twice (an expanded tensor).
+  if (is_tpu(dst)) at::assert_no_internal_overlap(dst);
   if (is_tpu(dst) && !is_tpu(self)) {
     at::Tensor src = self.to(dst.scalar_type()).expand(dst.sizes()).contiguous();
     int index = dst.device().index();
@@ -122,6 +125,10 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
     return dst;
   }
   TORCH_CHECK(is_tpu(self) && is_tpu(dst), "copy_: unexpected devices ", self.device(), " -> ", dst.device());
+  // The CPU's copy_ (its TensorIterator) refuses a destination that shares
+  // only some locations with the source (x[1:] = x[:-1]); ATen hands tpu
+  // copies here before it checks.
+  at::assert_no_partial_overlap(dst, self);
   if (self.device() != dst.device()) {
     copy_on_device(upload_dense(download(self).contiguous(), dst.device().index()), dst);
   } else {

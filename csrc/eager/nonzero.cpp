@@ -138,8 +138,23 @@ at::Tensor& tpu_masked_select_out(const at::Tensor& self, const at::Tensor& mask
   return out;
 }
 
+// nonzero.out, with the CPU kernel's checks and layout: it writes the
+// indices column-major, so `out` ends up [n, dims] with strides (1, n).
+at::Tensor& tpu_nonzero_out(const at::Tensor& self, at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == at::kLong, "nonzero: Expected out tensor to have scalar type Long but got scalar type",
+              out.scalar_type());
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  at::Tensor indices = tpu_nonzero(self);
+  at::native::resize_output(out, indices.sizes());
+  out.as_strided_(indices.sizes(), {1, indices.size(0)});
+  out.copy_(indices);
+  return out;
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nonzero", tpu_nonzero);
+  m.impl("nonzero.out", tpu_nonzero_out);
   m.impl("masked_select", tpu_masked_select);
   m.impl("masked_select.out", tpu_masked_select_out);
 }

@@ -1,4 +1,5 @@
 // fill_, zero_ and _local_scalar_dense (`.item()`).
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <torch/library.h>
 
@@ -50,6 +51,10 @@ at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
               " dimensions.");
   if (self.numel() == 0) return self;
   if (value.device().type() == c10::DeviceType::PrivateUse1) {
+    // ATen's fill_ copies a value on self's device (self.copy_(value)), whose
+    // TensorIterator refuses a target that writes one location twice; a
+    // number, or a value on another device, fills like fill_.Scalar.
+    at::assert_no_internal_overlap(self);
     fill_with(self, RuntimeScalar{}, &value);
   } else {
     fill_with(self, scalar_for_target(value.item(), self.scalar_type()), nullptr);

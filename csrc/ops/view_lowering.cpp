@@ -194,15 +194,23 @@ Value read_view(Builder& b, const Value& base, const ViewGeometry& v, const Valu
   return b.broadcast_in_dim(in_view_order, v.sizes, p.kept);
 }
 
-Value write_view(Builder& b, const Value& base, const ViewGeometry& v, const Value& offset,
-                 const Value& value) {
-  if (value.type != TensorType(v.dtype, v.sizes))
-    throw std::invalid_argument("write_view: value " + value.type.str() + " does not match the view");
-  for (size_t d = 0; d < v.sizes.size(); ++d)
-    if (v.sizes[d] > 1 && v.strides[d] == 0)
-      throw std::invalid_argument(
-          "unsupported operation: more than one element of the written-to tensor refers to a "
-          "single memory location");
+Value write_view(Builder& b, const Value& base, const ViewGeometry& view, const Value& offset,
+                 const Value& written) {
+  if (written.type != TensorType(view.dtype, view.sizes))
+    throw std::invalid_argument("write_view: value " + written.type.str() + " does not match the view");
+  // A broadcast (stride 0) dim writes each element many times: the last
+  // write stays, as in the CPU's loops. (The ops the CPU refuses such a
+  // target for check it before they get here: fill_, zero_ and index_put_
+  // write it.)
+  ViewGeometry v = view;
+  Value value = written;
+  for (size_t d = 0; d < v.sizes.size(); ++d) {
+    if (v.sizes[d] <= 1 || v.strides[d] != 0) continue;
+    std::vector<int64_t> start(v.sizes.size(), 0), limit = v.sizes, step(v.sizes.size(), 1);
+    start[d] = v.sizes[d] - 1;
+    value = b.slice(value, start, limit, step);
+    v.sizes[d] = 1;
+  }
   ViewAccess access = classify_view(base.type, v);
   if (access == ViewAccess::Whole) return b.reshape(value, base.type.dims);
   if (value.type.numel() == 0) return base;

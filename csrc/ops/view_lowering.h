@@ -32,8 +32,8 @@ hlo::Value read_view(hlo::Builder& b, const hlo::Value& base, const ViewGeometry
                      const hlo::Value& offset);
 
 // The base with the view's elements replaced by `value` (type must be
-// (view.dtype, view.sizes)). Throws std::invalid_argument for views in which
-// several elements share one memory location.
+// (view.dtype, view.sizes)). Along a broadcast (stride 0) dim the last
+// element is written, as the CPU's loops leave it.
 hlo::Value write_view(hlo::Builder& b, const hlo::Value& base, const ViewGeometry& view,
                       const hlo::Value& offset, const hlo::Value& value);
 
