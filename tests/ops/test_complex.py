@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from harness import check, make
+from harness import check, check_raises_like_cpu, make
 
 
 def cmake(shape, seed=0, dtype=torch.complex64, noncontiguous=False):
@@ -74,6 +74,36 @@ def test_complex_and_polar():
     check(torch.complex, a.double(), a.double())
     with pytest.raises(RuntimeError):
         torch.complex(a.to("tpu"), a.double().to("tpu"))  # mixed part dtypes: the CPU refuses too
+
+
+@pytest.mark.parametrize("op", [torch.complex, torch.polar], ids=["complex", "polar"])
+@pytest.mark.parametrize("dtypes", [(torch.bfloat16, torch.bfloat16), (torch.float32, torch.int64),
+                                    (torch.complex64, torch.float32), (torch.float32, torch.float64),
+                                    (torch.bool, torch.bool)], ids=str)
+def test_complex_and_polar_part_dtypes_raise_like_cpu(op, dtypes):
+    """The CPU's RuntimeError, in its words: parts of Half, Float or Double,
+    both of one dtype. tpu raised the meta reference's AssertionError, and
+    built complex numbers from bfloat16 parts."""
+    a, b = make((3,), torch.float32, seed=8).abs().to(dtypes[0]), make((3,), torch.float32, seed=9).to(dtypes[1])
+    e = check_raises_like_cpu(op, a, b)
+    with pytest.raises(RuntimeError) as cpu:
+        op(a, b)
+    assert str(e).splitlines()[0] == str(cpu.value).splitlines()[0]
+
+
+@pytest.mark.parametrize("dtypes,shapes", [((torch.int64, torch.bfloat16), ((4,), ())),
+                                           ((torch.int32, torch.float64), ((4,), ())),
+                                           ((torch.int8, torch.float16), ((), (4,))),
+                                           ((torch.bool, torch.float32), ((4,), ())),
+                                           ((torch.float16, torch.int64), ((4,), ())),
+                                           ((torch.float32, torch.float64), ((4,), ()))], ids=str)
+def test_ldexp_result_dtype_is_the_cpus(dtypes, shapes):
+    """The CPU computes self * pow(2.0, other): a 0-d float exponent takes part
+    in the product's promotion as a 0-d tensor (int64 by a 0-d bfloat16 gives
+    bfloat16); tpu gave float32."""
+    x = torch.tensor([3, -2, 0, 5][: shapes[0][0] if shapes[0] else 1]).reshape(shapes[0]).to(dtypes[0])
+    e = torch.tensor([2, 1, -1, 0][: shapes[1][0] if shapes[1] else 1]).reshape(shapes[1]).to(dtypes[1])
+    check(torch.ldexp, x, e)
 
 
 # --- complex math, reductions, products, indexing (rules in csrc/ops/complex/

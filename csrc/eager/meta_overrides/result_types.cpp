@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
+#include <c10/core/DefaultDtype.h>
 #include <c10/util/Exception.h>
 
 namespace torch_tpu::eager {
@@ -117,6 +118,24 @@ MetaOverride unbatched_none_is_0d(const char* name, size_t reduction_arg) {
   };
 }
 
+// ldexp.Tensor(self, other): the CPU computes self * pow(2.0, other), so a 0-d
+// float `other` takes part in the product's promotion as pow's 0-d result
+// (an int64 self with a 0-d bfloat16 other gives bfloat16; the meta kernel
+// promoted as if other were a wrapped number). A float self with an integral
+// other runs the CPU's own kernel, in self's dtype, as the meta kernel says.
+std::vector<c10::IValue> ldexp_meta(const torch::jit::Stack& stack, size_t first) {
+  std::vector<c10::IValue> r = default_meta("aten::ldexp", "Tensor", stack, first);
+  const at::Tensor& self = stack[first].toTensor();
+  const at::Tensor& other = stack[first + 1].toTensor();
+  if (at::isFloatingType(self.scalar_type()) && at::isIntegralType(other.scalar_type(), /*includeBool=*/false)) return r;
+  c10::ScalarType power = at::isFloatingType(other.scalar_type()) || at::isComplexType(other.scalar_type())
+                              ? other.scalar_type()
+                              : c10::typeMetaToScalarType(c10::get_default_dtype());
+  at::Tensor power_like = at::empty(other.sizes(), other.options().dtype(power).device(c10::kMeta));
+  retype_result(r, 0, at::result_type(self, power_like));
+  return r;
+}
+
 // cat.out(tensors, dim, out): the CPU refuses an out= dtype its inputs' common
 // dtype cannot be cast to with a TypeError (the meta kernel's is a RuntimeError).
 std::vector<c10::IValue> cat_out_meta(const torch::jit::Stack& stack, size_t first) {
@@ -132,6 +151,7 @@ std::vector<c10::IValue> cat_out_meta(const torch::jit::Stack& stack, size_t fir
 
 const MetaOverrideRegistrar registrar{
     {"aten::cat.out", cat_out_meta},
+    {"aten::ldexp.Tensor", ldexp_meta},
     {"aten::geqrf", geqrf_meta},
     {"aten::multilabel_margin_loss_forward", unbatched_none_is_0d("aten::multilabel_margin_loss_forward", 2)},
     {"aten::multi_margin_loss", unbatched_none_is_0d("aten::multi_margin_loss", 5)},

@@ -30,7 +30,22 @@ MetaOverride keeps_dtype_of(size_t arg, MetaOverride meta) {
   };
 }
 
+// complex(real, imag) and polar(abs, angle): the CPU takes two tensors of one
+// of Half, Float or Double (RuntimeErrors; the meta kernel's reference
+// asserts, an AssertionError, and takes bfloat16).
+MetaOverride complex_parts(const char* name) {
+  return [=](const torch::jit::Stack& stack, size_t first) {
+    c10::ScalarType a = stack[first].toTensor().scalar_type(), b = stack[first + 1].toTensor().scalar_type();
+    auto ok = [](c10::ScalarType t) { return t == c10::kHalf || t == c10::kFloat || t == c10::kDouble; };
+    TORCH_CHECK(ok(a) && ok(b), "Expected both inputs to be Half, Float or Double tensors but got ", a, " and ", b);
+    TORCH_CHECK(a == b, "Expected object of scalar type ", a, " but got scalar type ", b, " for second argument");
+    return default_meta(name, "", stack, first);
+  };
+}
+
 const MetaOverrideRegistrar registrar{
+    {"aten::complex", complex_parts("aten::complex")},
+    {"aten::polar", complex_parts("aten::polar")},
     {"aten::huber_loss_backward", same_dtype("aten::huber_loss_backward", "", 1, {1, 2, 0}, kTensorIterator)},
     // The CPU multiplies by the weight in place (loss.mul_(weight)): a weight
     // of a wider dtype does not widen the result, as the meta kernel's does.
