@@ -68,7 +68,7 @@ Runs analyze(hlo::Builder& b, const Value& input, bool sort) {
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_flat(const at::Tensor& self, bool sort, bool want_inverse,
                                                            bool want_counts, const char* op) {
-  TORCH_CHECK(!self.is_complex(), op, ": complex inputs are not supported");
+  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex(), "\"unique\" not implemented for '", self.scalar_type(), "'");  // the CPU's
   int device = self.device().index();
   int64_t n = self.numel();
   // inverse: the input's shape, row-major (empty [0] when not asked for)

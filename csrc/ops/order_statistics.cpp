@@ -132,9 +132,15 @@ Values nanmedian_last(Builder& b, const Value& x) {
   return {take_at(b, s[0], pos), take_at(b, s[1], pos)};
 }
 
+// The CPU's median kernels take no bool (NotImplementedError, named by kernel).
+void require_median_dtype(const char* kernel, DType t) {
+  if (t == DType::Pred) not_implemented_for(kernel, t);
+}
+
 // nanmedian.dim(self, dim, keepdim=False) -> (values, indices)
 TORCH_TPU_LOWERING("nanmedian.dim", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType &vt = c.outputs[0], &it = c.outputs[1];
+  require_median_dtype("median_out", operand(c, v, 0).type.dtype);
   nonempty_reduction_dim("median", operand(c, v, 0).type, c.arg(1).i);  // the CPU names median
   if (vt.numel() == 0) return Values{b.splat_int(vt, 0), b.splat_int(it, 0)};
   Moved m = move_last(b, operand(c, v, 0), c.arg(1).i);
@@ -146,6 +152,7 @@ TORCH_TPU_LOWERING("nanmedian.dim", [](Builder& b, const OpCall& c, const Values
 TORCH_TPU_LOWERING("nanmedian", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& vt = c.outputs[0];
   Value x = operand(c, v, 0);
+  require_median_dtype("median_cpu", x.type.dtype);
   if (x.type.numel() == 0) return Values{b.convert(b.splat_float(TensorType(DType::F32, vt.dims), NAN), vt.dtype)};
   Values r = nanmedian_last(b, b.reshape(x, {x.type.numel()}));
   return Values{b.reshape(r[0], vt.dims)};

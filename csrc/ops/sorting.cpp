@@ -166,6 +166,7 @@ Values median_along(Builder& b, const Value& x, int64_t dim) {
 // median.dim(Tensor self, int dim, bool keepdim=False) -> (values, indices)
 TORCH_TPU_LOWERING("median.dim", [](Builder& b, const OpCall& c, const Values& v) {
   const Value& x = operand(c, v, 0);
+  if (x.type.dtype == DType::Pred) not_implemented_for("median_out", x.type.dtype);  // the CPU's kernel takes no bool
   int64_t dim = nonempty_reduction_dim("median", x.type, c.arg(1).i);
   if (x.type.rank() == 0) return Values{x, b.splat_int(c.outputs[1], 0)};
   if (x.type.numel() == 0) return Values{b.splat_int(c.outputs[0], 0), b.splat_int(c.outputs[1], 0)};
@@ -176,6 +177,7 @@ TORCH_TPU_LOWERING("median.dim", [](Builder& b, const OpCall& c, const Values& v
 // median(Tensor self): over all elements; NaN if any.
 TORCH_TPU_LOWERING("median", [](Builder& b, const OpCall& c, const Values& v) {
   const Value& x = operand(c, v, 0);
+  if (x.type.dtype == DType::Pred) not_implemented_for("median_cpu", x.type.dtype);
   if (x.type.numel() == 0) return Values{b.splat_float(c.outputs[0], NAN)};
   Values r = median_along(b, b.reshape(x, {x.type.numel()}), 0);
   return Values{b.reshape(r[0], {})};

@@ -167,3 +167,23 @@ def test_sort_backward():
         return t.grad
 
     check(run, x)
+
+
+@pytest.mark.parametrize("call", [lambda t: t.median(), lambda t: t.median(0), lambda t: t.nanmedian(),
+                                  lambda t: t.nanmedian(0)], ids=["median", "median.dim", "nanmedian", "nanmedian.dim"])
+def test_median_of_bool_raises_like_cpu(call):
+    """The CPU's median kernels take no bool: its NotImplementedError naming the
+    kernel (tpu computed a median)."""
+    e = check_raises_like_cpu(call, torch.tensor([True, False, True]))
+    with pytest.raises(NotImplementedError) as cpu:
+        call(torch.tensor([True, False, True]))
+    assert str(e).endswith(str(cpu.value).splitlines()[0])
+
+
+@pytest.mark.parametrize("call", [torch.unique, torch.unique_consecutive,
+                                  lambda t: torch.unique(t, return_inverse=True, return_counts=True)],
+                         ids=["unique", "unique_consecutive", "unique counts"])
+def test_unique_of_complex_raises_like_cpu(call):
+    z = torch.tensor([1 + 1j, 2 - 1j, 1 + 1j], dtype=torch.complex64)
+    e = check_raises_like_cpu(call, z)
+    assert str(e) == "\"unique\" not implemented for 'ComplexFloat'"
