@@ -202,3 +202,24 @@ def test_good_probabilities_still_sample():
     assert torch.multinomial(p, 4, True).cpu().shape == (2, 4)
     assert torch.bernoulli(torch.tensor([0.0, 1.0], device="tpu")).cpu().tolist() == [0.0, 1.0]
     assert torch.ones(0, device="tpu").bernoulli_(torch.tensor(0.5, device="tpu")).cpu().shape == (0,)
+
+
+# Draws into a tensor of a type the CPU's kernel has no case for: its
+# NotImplementedError, naming the kernel (tpu raised RuntimeErrors).
+NO_KERNEL_DRAWS = {
+    "uniform_ int64": lambda d: torch.ones(3, dtype=torch.int64, device=d).uniform_(),
+    "uniform_ bool": lambda d: torch.ones(3, dtype=torch.bool, device=d).uniform_(),
+    "rand int64": lambda d: torch.rand(3, dtype=torch.int64, device=d),
+    "normal_ int32": lambda d: torch.ones(3, dtype=torch.int32, device=d).normal_(),
+    "randn int64": lambda d: torch.randn(3, dtype=torch.int64, device=d),
+    "log_normal_ int64": lambda d: torch.ones(3, dtype=torch.int64, device=d).log_normal_(),
+    "bernoulli of int probabilities": lambda d: torch.bernoulli(torch.ones(3, dtype=torch.int64, device=d)),
+    "bernoulli_ with int probabilities": lambda d: torch.zeros(3, device=d).bernoulli_(
+        torch.ones(3, dtype=torch.int64, device=d)),
+}
+
+
+@pytest.mark.parametrize("name", list(NO_KERNEL_DRAWS))
+def test_draws_the_cpu_has_no_kernel_for_raise_like_the_cpu(name):
+    cpu, tpu = raises_like_the_cpu(NO_KERNEL_DRAWS[name])
+    assert isinstance(cpu, NotImplementedError) and str(tpu).endswith(str(cpu).splitlines()[0]), (cpu, tpu)

@@ -77,7 +77,7 @@ TORCH_TPU_ACCEPTS_COMPLEX("uniform_", "normal_");
 TORCH_TPU_LOWERING("uniform_", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
   if (!hlo::is_float(out.dtype) && !hlo::is_complex(out.dtype))
-    throw std::invalid_argument("uniform_ expects a floating point tensor");
+    not_implemented_for("check_uniform_bounds", out.dtype);  // the CPU's NotImplementedError
   TensorType draw = real_draw_type(out);
   TensorType at(acc_type(draw.dtype), draw.dims);
   Value u = uniform01(b, c, v, 3, draw.dims, draw.dtype);
@@ -89,7 +89,7 @@ TORCH_TPU_LOWERING("uniform_", [](Builder& b, const OpCall& c, const Values& v) 
 TORCH_TPU_LOWERING("normal_", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
   if (!hlo::is_float(out.dtype) && !hlo::is_complex(out.dtype))
-    throw std::invalid_argument("normal_ expects a floating point tensor");
+    not_implemented_for("normal_kernel_cpu", out.dtype);  // the CPU's NotImplementedError
   TensorType draw = real_draw_type(out);
   double std_dev = hlo::is_complex(out.dtype) ? c.arg(2).d / std::sqrt(2.0) : c.arg(2).d;
   TensorType at(acc_type(draw.dtype), draw.dims);
@@ -127,7 +127,9 @@ TORCH_TPU_LOWERING("bernoulli_.float", [](Builder& b, const OpCall& c, const Val
 // (float32 ones for float32 and half types).
 TORCH_TPU_LOWERING("bernoulli_.Tensor", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
-  DType acc = acc_type(operand(c, v, 1).type.dtype);
+  DType pt = operand(c, v, 1).type.dtype;
+  if (!hlo::is_float(pt)) not_implemented_for("bernoulli_tensor_cpu_p_", pt);  // the CPU's kernel: float probabilities
+  DType acc = acc_type(pt);
   TensorType ft(acc, out.dims);
   Value u = uniform01(b, c, v, 2, out.dims, acc);
   Value p = to_type(b, operand(c, v, 1), ft);

@@ -15,7 +15,7 @@ namespace {
 
 Values normal(Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
-  if (!hlo::is_float(out.dtype)) throw std::invalid_argument(c.op + ": expects a floating point result");
+  if (!hlo::is_float(out.dtype)) not_implemented_for("normal_kernel_cpu", out.dtype);  // the CPU's NotImplementedError
   DType acc = out.dtype == DType::F64 ? DType::F64 : DType::F32;
   TensorType at(acc, out.dims);
   std::vector<int64_t> two = out.dims;
