@@ -219,6 +219,22 @@ def test_cpu_scalar_tensor_is_a_runtime_operand():
     assert (m["graph_compiles"], m["graph_cache_hits"]) == (1, 1)
 
 
+def test_tensor_constants_made_in_the_traced_code():
+    """torch.tensor([...]) inside compiled code becomes a graph constant that
+    AOTAutograd copies (lift_fresh_copy); moving it to tpu ran under the fake
+    mode, and the compile failed ("Please convert all Tensors to FakeTensors")."""
+    def f(x):
+        shift = torch.tensor([1, -8], dtype=torch.int8).to(x.device)
+        w = torch.tensor([[1.5, 2.0], [3.0, -4.0]], device=x.device)
+        return (x + shift).float() @ w, x.float() * torch.tensor([0.5, 2.0], dtype=torch.float64).to(x.device, torch.float32)
+
+    x = torch.tensor([[3, -2], [0, 5]], dtype=torch.int8)
+    want = f(x)
+    got = torch.compile(f, backend="tpu", fullgraph=True)(x.to("tpu"))
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g.cpu(), w)
+
+
 def test_op_without_lowering_falls_back_visibly(monkeypatch):
     """Without TORCH_TPU_FALLBACK=error, such a graph runs op by op (eager tpu,
     whose own CPU fallback takes the op), with a warning and a counter."""

@@ -12,6 +12,7 @@ import operator
 from dataclasses import dataclass, field
 
 import torch
+from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.fx import GraphModule, Node
 
 # c10::ScalarType codes (stable numbering of the C++ enum).
@@ -145,7 +146,10 @@ def describe(gm: GraphModule) -> Description:
         if not isinstance(t, torch.Tensor):
             raise Unsupported(f"graph attribute {n.target} of type {type(t).__name__}")
         if t.device.type == "cpu" and t.dim() > 0:
-            t = t.to("tpu")
+            # A constant the graph made (torch.tensor([...]) in the traced
+            # code): moved once, outside the fake mode AOTAutograd compiles in.
+            with unset_fake_temporarily():
+                t = t.to("tpu")
         d.constants.append(t)
         value_of[n] = input_of[n] = next_id
         next_id += 1
@@ -241,6 +245,12 @@ def describe(gm: GraphModule) -> Description:
             continue
         if n.op != "call_function":
             raise Unsupported(f"{n.op} node {n.format_node()}")
+        if (n.target is torch.ops.aten.lift_fresh_copy.default and isinstance(n.args[0], Node)
+                and n.args[0].op == "get_attr" and all(u.op == "call_function" for u in n.users)):
+            # torch.tensor([...]) in the traced code: its copy of the graph's
+            # constant (already on tpu, above) only feeds ops of the graph.
+            value_of[n] = value_of[n.args[0]]
+            continue
         if n.target is operator.getitem:
             parent = value_of.get(n.args[0])
             if not isinstance(parent, list):
