@@ -111,6 +111,28 @@ def test_dropout_mask_and_scale():
     assert torch.equal(torch.nn.functional.dropout(x, 0.25, training=False).cpu(), x.cpu())
 
 
+@pytest.mark.parametrize("p", [0.3, 0.5, 1.0])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64], ids=str)
+def test_dropped_nan_and_inf_stay_nan_like_the_cpu(dtype, p):
+    """The CPU (and CUDA) take input * mask * scale: a dropped NaN or infinity
+    is NaN (and a dropped negative number -0). tpu selected 0, hiding a NaN
+    in training activations; p = 1 scales by 0, as the CPU's native_dropout."""
+    x = torch.tensor([1.5, float("inf"), float("nan"), -float("inf"), -2.0, 0.0] * 40).to(dtype)
+    out, mask = torch.native_dropout(x.to("tpu"), p, True)
+    want = x.mul(mask.cpu()).mul_(0.0 if p == 1 else 1 / (1 - p))
+    out = out.cpu()
+    torch.testing.assert_close(out, want, rtol=0, atol=0, equal_nan=True)
+    assert torch.equal(out.signbit()[~want.isnan()], want.signbit()[~want.isnan()])  # -0 for a dropped negative
+    assert (out.isnan() & x.isinf()).any()  # some infinity was dropped (all, for p = 1)
+    # F.dropout: the same product (for p = 1 the CPU's x * 0 itself).
+    y = torch.nn.functional.dropout(x.to("tpu"), p).cpu()
+    dropped_inf = x.isinf() & ~y.isinf()
+    assert y[dropped_inf].isnan().all() and dropped_inf.any()
+    if p == 1:
+        torch.testing.assert_close(y, x * 0, rtol=0, atol=0, equal_nan=True)
+        assert torch.equal(y.signbit()[x.isfinite()], (x * 0).signbit()[x.isfinite()])
+
+
 def test_dropout_backward_uses_the_same_mask():
     x = torch.randn(50, 40).to("tpu").requires_grad_()
     y = torch.nn.functional.dropout(x, 0.5)

@@ -194,7 +194,9 @@ TORCH_TPU_LOWERING("exponential_", [](Builder& b, const OpCall& c, const Values&
 });
 
 // native_dropout(input, p, train) -> (output, mask): keep with probability
-// 1 - p, scale kept values by 1 / (1 - p). Not training: identity, all-true mask.
+// 1 - p, scale kept values by 1 / (1 - p) (by 0 for p = 1). Not training:
+// identity, all-true mask. A product with the mask, as the CPU's and CUDA's
+// kernels take it: a dropped NaN or infinity stays NaN (x * 0).
 TORCH_TPU_LOWERING("native_dropout", [](Builder& b, const OpCall& c, const Values& v) {
   const TensorType& out = c.outputs[0];
   Value x = operand(c, v, 0);
@@ -205,7 +207,7 @@ TORCH_TPU_LOWERING("native_dropout", [](Builder& b, const OpCall& c, const Value
   Value u = uniform01(b, c, v, 3, out.dims, DType::F32);
   Value keep = b.compare(u, b.splat_float(TensorType(DType::F32, out.dims), p), "GE");
   Value scale = b.splat_float(at, p >= 1 ? 0.0 : 1.0 / (1.0 - p));
-  Value y = b.select(keep, b.multiply(b.convert(x, at.dtype), scale), b.splat_float(at, 0.0));
+  Value y = b.multiply(b.multiply(b.convert(x, at.dtype), b.convert(keep, at.dtype)), scale);
   return Values{b.convert(y, out.dtype), b.convert(keep, c.outputs[1].dtype)};
 });
 
