@@ -8,6 +8,7 @@
 #include "ops/complex/complex_math.h"
 #include "ops/elementwise_common.h"
 #include "ops/registry.h"
+#include "ops/torch_dtype_name.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -18,16 +19,6 @@ struct Lifted {
   DType out, ct;
   std::vector<Value> x;  // the listed arguments in the compute dtype, broadcast
 };
-
-// The CPU's C++ name of a real result type, for its conversion error message.
-const char* cpp_type_name(DType t) {
-  switch (t) {
-    case DType::F64: return "double";
-    case DType::F16: return "c10::Half";
-    case DType::BF16: return "c10::BFloat16";
-    default: return "float";
-  }
-}
 
 // Scalar-schema arguments (lerp's weight, addcmul's value) go straight to the
 // compute dtype, as the CPU kernels read them. A complex Scalar for a real

@@ -29,4 +29,17 @@ inline const char* torch_dtype_name(hlo::DType t) {
   return "?";
 }
 
+// The C++ element type some CPU messages name ("float", "c10::Half"):
+// the floating types those messages meet; PyTorch's name for the others.
+inline const char* cpp_type_name(hlo::DType t) {
+  using hlo::DType;
+  switch (t) {
+    case DType::F32: return "float";
+    case DType::F64: return "double";
+    case DType::F16: return "c10::Half";
+    case DType::BF16: return "c10::BFloat16";
+    default: return torch_dtype_name(t);
+  }
+}
+
 }  // namespace torch_tpu::ops

@@ -7,21 +7,13 @@
 // transposed 1-d and 2-d kernels (but bfloat16's) take a bias of any dtype.
 #include "eager/meta_overrides/registry.h"
 
+#include "eager/dtype_map.h"
+#include "ops/torch_dtype_name.h"
+
 #include <c10/util/Exception.h>
 
 namespace torch_tpu::eager {
 namespace {
-
-// The C++ element type the CPU's message names.
-const char* cpp_type_name(c10::ScalarType t) {
-  switch (t) {
-    case c10::kFloat: return "float";
-    case c10::kDouble: return "double";
-    case c10::kBFloat16: return "c10::BFloat16";
-    case c10::kHalf: return "c10::Half";
-    default: return c10::toString(t);
-  }
-}
 
 bool any_below(const c10::IValue& list, int64_t bound) {
   for (int64_t v : list.toIntVector())
@@ -43,8 +35,8 @@ std::vector<c10::IValue> convolution_meta(const char* name, const torch::jit::St
   if (bias && bias->scalar_type() != input.scalar_type()) {
     bool transposed = stack[first + 6].toBool();
     if (!transposed)
-      TORCH_CHECK(false, "Input type (", cpp_type_name(input.scalar_type()), ") and bias type (",
-                  cpp_type_name(bias->scalar_type()), ") should be the same");
+      TORCH_CHECK(false, "Input type (", ops::cpp_type_name(to_hlo(input.scalar_type())), ") and bias type (",
+                  ops::cpp_type_name(to_hlo(bias->scalar_type())), ") should be the same");
     // The transposed kernels that take any bias: 1-d and 2-d, not bfloat16 (oneDNN's).
     if (input.dim() > 4 || input.scalar_type() == c10::kBFloat16)
       check_same_dtype(stack, first, 0, {2}, DtypeMessage::kAccessor);

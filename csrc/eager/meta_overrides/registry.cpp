@@ -105,4 +105,13 @@ void retype_result(std::vector<c10::IValue>& r, size_t i, c10::ScalarType dt) {
   if (t.scalar_type() != dt) r[i] = at::empty(t.sizes(), t.options().dtype(dt));
 }
 
+MetaOverride retyped_as_arg(size_t arg, MetaOverride meta) {
+  return [arg, meta = std::move(meta)](const torch::jit::Stack& stack, size_t first) {
+    std::vector<c10::IValue> r = meta(stack, first);
+    c10::ScalarType want = stack[first + arg].toTensor().scalar_type();
+    if (c10::canCast(r.at(0).toTensor().scalar_type(), want)) retype_result(r, 0, want);
+    return r;
+  };
+}
+
 }  // namespace torch_tpu::eager

@@ -55,4 +55,9 @@ void check_same_dtype(const torch::jit::Stack& stack, size_t first, size_t ref, 
 // Result `i` of `r`, retyped to `dt` (same sizes) where the meta kernel typed it otherwise.
 void retype_result(std::vector<c10::IValue>& r, size_t i, c10::ScalarType dt);
 
+// `meta`, with its first result retyped to the dtype of argument `arg` where
+// the dtype `meta` gives can be cast to it: the CPU ops whose result keeps
+// one argument's dtype where the meta kernels promote.
+MetaOverride retyped_as_arg(size_t arg, MetaOverride meta);
+
 }  // namespace torch_tpu::eager

@@ -30,12 +30,9 @@ std::vector<c10::IValue> addr_meta(const torch::jit::Stack& stack, size_t first)
 // CPU's functional form refuses a float result (its out= form computes), so
 // the promoted dtype stays, which the out= form's rule computes in.
 MetaOverride typed_as_arg(const char* name, size_t arg) {
-  return [=](const torch::jit::Stack& stack, size_t first) {
-    std::vector<c10::IValue> r = default_meta(name, "", stack, first);
-    c10::ScalarType want = dtype_of(stack, first + arg);
-    if (c10::canCast(r.at(0).toTensor().scalar_type(), want)) retype_result(r, 0, want);
-    return r;
-  };
+  return retyped_as_arg(arg, [=](const torch::jit::Stack& stack, size_t first) {
+    return default_meta(name, "", stack, first);
+  });
 }
 
 // An op whose CPU result has the promoted dtype of its first two operands:

@@ -21,15 +21,6 @@ MetaOverride same_dtype(const char* name, const char* overload, size_t ref, std:
   };
 }
 
-// `meta`, with its first result retyped to the dtype of argument `arg`.
-MetaOverride keeps_dtype_of(size_t arg, MetaOverride meta) {
-  return [=](const torch::jit::Stack& stack, size_t first) {
-    std::vector<c10::IValue> r = meta(stack, first);
-    retype_result(r, 0, stack[first + arg].toTensor().scalar_type());
-    return r;
-  };
-}
-
 // complex(real, imag) and polar(abs, angle): the CPU takes two tensors of one
 // of Half, Float or Double (RuntimeErrors; the meta kernel's reference
 // asserts, an AssertionError, and takes bfloat16).
@@ -49,9 +40,9 @@ const MetaOverrideRegistrar registrar{
     {"aten::huber_loss_backward", same_dtype("aten::huber_loss_backward", "", 1, {1, 2, 0}, kTensorIterator)},
     // The CPU multiplies by the weight in place (loss.mul_(weight)): a weight
     // of a wider dtype does not widen the result, as the meta kernel's does.
-    {"aten::binary_cross_entropy", keeps_dtype_of(0, same_dtype("aten::binary_cross_entropy", "", 0, {1}, kTensorIterator))},
+    {"aten::binary_cross_entropy", retyped_as_arg(0, same_dtype("aten::binary_cross_entropy", "", 0, {1}, kTensorIterator))},
     {"aten::binary_cross_entropy_backward",
-     keeps_dtype_of(1, same_dtype("aten::binary_cross_entropy_backward", "", 0, {1, 2}, kTensorIterator))},
+     retyped_as_arg(1, same_dtype("aten::binary_cross_entropy_backward", "", 0, {1, 2}, kTensorIterator))},
     {"aten::log_sigmoid_backward", same_dtype("aten::log_sigmoid_backward", "", 1, {0, 2}, kTensorIterator)},
     {"aten::_prelu_kernel", same_dtype("aten::_prelu_kernel", "", 0, {1}, kTensorIterator)},
     {"aten::glu_backward", same_dtype("aten::glu_backward", "", 1, {0}, kTensorIterator)},
